@@ -1,0 +1,669 @@
+// Every controller setting, with its upstream default, one zod schema, and where values come from.
+// Ports the settings of kube-controller-manager's NodeLifecycleController: the flags in
+// cmd/kube-controller-manager/app/options/nodelifecyclecontroller.go (and --node-monitor-period from
+// KubeCloudShared), the defaults in pkg/controller/nodelifecycle/config/v1alpha1/defaults.go (with the
+// v1.32 grace-period change, PR #126287) and the NodeEvictionPeriod constant of the scheduler package.
+// What differs: keys are the camelCase of the flags (STYLE "Naming"); durations also accept a bare number
+// of seconds; and values are validated, where upstream's Validate() accepts anything (see the
+// `Deviation:` notes below). Read once at cold start or CLI start; precedence is override (scenario or
+// CLI flag) > NLC_ environment variable > upstream default (STYLE 1.5).
+import { z } from 'zod';
+import type { Millis } from './domain/types.js';
+import { ConfigError, type ConfigIssue } from './errors.js';
+
+export type EvictionMode = 'taint' | 'legacy';
+
+export interface ControllerConfig {
+  /** --node-monitor-period: how often monitorNodeHealth runs (and the relay sends a digest). 5s. */
+  readonly nodeMonitorPeriod: Millis;
+  /** --node-monitor-grace-period: silence before Ready=Unknown. 50s (v1.32+; 40s before). */
+  readonly nodeMonitorGracePeriod: Millis;
+  /** --node-startup-grace-period: grace for a node that never posted a Ready condition. 60s. */
+  readonly nodeStartupGracePeriod: Millis;
+  /** --node-eviction-rate (upstream evictionLimiterQPS): NoExecute taints per second per zone. 0.1. */
+  readonly nodeEvictionRate: number;
+  /** --secondary-node-eviction-rate: rate in PartialDisruption for zones larger than the threshold. 0.01. */
+  readonly secondaryNodeEvictionRate: number;
+  /** --large-cluster-size-threshold: compared (strictly greater) with the zone size. 50. */
+  readonly largeClusterSizeThreshold: number;
+  /** --unhealthy-zone-threshold: fraction of not-ready nodes (and > 2) making a zone PartialDisruption. 0.55. */
+  readonly unhealthyZoneThreshold: number;
+  /** --pod-eviction-timeout (legacy mode only; removed upstream in v1.27). 5m. */
+  readonly podEvictionTimeout: Millis;
+  /** taint (upstream >= 1.27) or legacy (the pre-taint DeletePods path, upstream <= 1.26). */
+  readonly evictionMode: EvictionMode;
+  /** NodeEvictionPeriod: period of doNoExecuteTaintingPass / doEvictionPass upstream. 100ms. */
+  readonly nodeEvictionPeriod: Millis;
+  /** Shadow mode: decide and record, never write to the cluster. */
+  readonly dryRun: boolean;
+  /** Name of the cluster this deployment serves; every state key starts with it. */
+  readonly cluster: string;
+}
+
+export type ConfigKey = keyof ControllerConfig;
+export type ConfigKind = 'duration' | 'number' | 'integer' | 'boolean' | 'enum' | 'string';
+/** Where an effective value came from, for `nlc config`. */
+export type ConfigSource = 'default' | 'env' | 'override';
+
+/** Environment variables with this prefix are settings; an unknown one is an error. */
+export const ENV_PREFIX = 'NLC_';
+
+// ---------------------------------------------------------------------------------------------------
+// Durations: Go time.ParseDuration syntax ("1m30s", "1.5h") with units ms, s, m, h, or seconds.
+
+const UNIT_MS = { ms: 1n, s: 1000n, m: 60_000n, h: 3_600_000n } as const;
+const DECIMAL = /^(\d+)(?:\.(\d*))?$|^\.(\d+)$/;
+const COMPONENT = /(\d+(?:\.\d*)?|\.\d+)(ms|h|m|s)/y;
+const DURATION_FORM = 'a duration like "40s", "5m" or a number of seconds';
+
+type DurationResult = { ok: true; ms: Millis } | { ok: false; reason: 'syntax' | 'precision' | 'range' };
+
+/** Exact decimal × unit in ms as a BigInt, or undefined when it is not a whole number of ms. */
+function decimalTimes(decimal: string, unit: bigint): bigint | undefined {
+  const m = DECIMAL.exec(decimal);
+  if (m === null) return undefined;
+  const whole = BigInt(m[1] ?? '0') * unit;
+  const digits = (m[2] ?? m[3] ?? '').replace(/0+$/, '');
+  if (digits === '') return whole;
+  const scale = 10n ** BigInt(digits.length);
+  const fraction = BigInt(digits) * unit;
+  return fraction % scale === 0n ? whole + fraction / scale : undefined;
+}
+
+function parseDurationResult(input: string | number): DurationResult {
+  if (typeof input === 'number') {
+    // Seconds. Floating point: 1.005 s is 1004.9999999999999 ms, so compare with a tolerance.
+    if (!Number.isFinite(input)) return { ok: false, reason: 'syntax' };
+    const ms = input * 1000;
+    const rounded = Math.round(ms);
+    if (!Number.isSafeInteger(rounded)) return { ok: false, reason: 'range' };
+    return Math.abs(ms - rounded) > 1e-6
+      ? { ok: false, reason: 'precision' }
+      : { ok: true, ms: rounded || 0 };
+  }
+  const text = input.trim();
+  const sign = text.startsWith('-') ? -1n : 1n;
+  const body = text.startsWith('-') || text.startsWith('+') ? text.slice(1) : text;
+  if (body === '') return { ok: false, reason: 'syntax' };
+  let total = 0n;
+  if (DECIMAL.test(body)) {
+    const ms = decimalTimes(body, UNIT_MS.s);
+    if (ms === undefined) return { ok: false, reason: 'precision' };
+    total = ms;
+  } else {
+    COMPONENT.lastIndex = 0;
+    while (COMPONENT.lastIndex < body.length) {
+      const m = COMPONENT.exec(body);
+      if (m === null) return { ok: false, reason: 'syntax' };
+      const unit = m[2] as keyof typeof UNIT_MS;
+      const ms = decimalTimes(m[1] ?? '', UNIT_MS[unit]);
+      if (ms === undefined) return { ok: false, reason: 'precision' };
+      total += ms;
+    }
+  }
+  const ms = Number(sign * total);
+  return Number.isSafeInteger(ms) ? { ok: true, ms: ms || 0 } : { ok: false, reason: 'range' };
+}
+
+function durationProblem(reason: 'syntax' | 'precision' | 'range', input: unknown): string {
+  if (reason === 'precision') return `expected a whole number of milliseconds, got ${describeInput(input)}`;
+  if (reason === 'range')
+    return `expected a duration shorter than 285,000 years, got ${describeInput(input)}`;
+  return `expected ${DURATION_FORM}, got ${describeInput(input)}`;
+}
+
+/**
+ * Parses a duration: Go `time.ParseDuration` syntax with units `ms`, `s`, `m`, `h` ("500ms", "40s",
+ * "1m30s", "1.5h"), or a number of seconds (`40`, `"40"`, `"0.5"`). Signed: each setting decides whether
+ * negatives are allowed. Throws a ConfigError for garbage, empty input or sub-millisecond precision.
+ *
+ * @example
+ * parseDuration('1m30s'); // 90000
+ * parseDuration(0.5); // 500
+ */
+export function parseDuration(input: string | number, path = 'duration'): Millis {
+  const result = parseDurationResult(input);
+  if (result.ok) return result.ms;
+  throw new ConfigError([{ path, message: durationProblem(result.reason, input) }]);
+}
+
+/**
+ * Formats milliseconds for display, in a form parseDuration reads back: "50s", "5m", "1m30s", "100ms",
+ * "1h0m" is written "1h". Rounds to a whole millisecond.
+ *
+ * @example
+ * formatDuration(90_000); // '1m30s'
+ */
+export function formatDuration(ms: Millis): string {
+  const rounded = Math.round(Math.abs(ms));
+  if (rounded === 0) return '0s';
+  const parts: [number, string][] = [
+    [Math.floor(rounded / 3_600_000), 'h'],
+    [Math.floor(rounded / 60_000) % 60, 'm'],
+    [Math.floor(rounded / 1000) % 60, 's'],
+    [rounded % 1000, 'ms'],
+  ];
+  const text = parts
+    .filter(([n]) => n > 0)
+    .map(([n, unit]) => `${n}${unit}`)
+    .join('');
+  return ms < 0 ? `-${text}` : text;
+}
+
+/**
+ * A zod schema for a duration field (string or number of seconds) with a lower bound, for the other
+ * edges that read durations (scenario offsets, CLI options).
+ *
+ * @example
+ * z.object({ at: durationSchema('nonNegative') }).parse({ at: '30s' }); // { at: 30000 }
+ */
+export function durationSchema(min: 'any' | 'nonNegative' | 'positive' = 'nonNegative') {
+  return z.unknown().transform((input, ctx): Millis => {
+    const result = coerceDuration(min)(input);
+    if (result.ok) return result.value;
+    ctx.addIssue({ code: 'custom', message: result.message });
+    return z.NEVER;
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Coercion of one raw value (a string from env or a flag, or a plain value from a scenario).
+
+type Coerced<T> = { ok: true; value: T } | { ok: false; message: string };
+
+function describeInput(input: unknown): string {
+  if (typeof input === 'string')
+    return JSON.stringify(input.length > 60 ? `${input.slice(0, 57)}...` : input);
+  if (typeof input === 'number' || typeof input === 'boolean' || typeof input === 'bigint')
+    return String(input);
+  if (input === null) return 'null';
+  if (Array.isArray(input)) return 'an array';
+  return typeof input === 'object' ? 'an object' : `a ${typeof input}`;
+}
+
+function coerceDuration(min: 'any' | 'nonNegative' | 'positive') {
+  return (input: unknown): Coerced<Millis> => {
+    if (typeof input !== 'string' && typeof input !== 'number') {
+      return { ok: false, message: durationProblem('syntax', input) };
+    }
+    const result = parseDurationResult(input);
+    if (!result.ok) return { ok: false, message: durationProblem(result.reason, input) };
+    if (min === 'positive' && result.ms <= 0) {
+      return { ok: false, message: `expected a duration greater than 0, got ${describeInput(input)}` };
+    }
+    if (min === 'nonNegative' && result.ms < 0) {
+      return { ok: false, message: `expected a duration of 0 or more, got ${describeInput(input)}` };
+    }
+    return { ok: true, value: result.ms };
+  };
+}
+
+const NUMBER = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
+
+function coerceNumber(expected: string, valid: (n: number) => boolean, integer = false) {
+  return (input: unknown): Coerced<number> => {
+    const n =
+      typeof input === 'number'
+        ? input
+        : typeof input === 'string' && NUMBER.test(input.trim())
+          ? Number(input)
+          : NaN;
+    return Number.isFinite(n) && (!integer || Number.isInteger(n)) && valid(n)
+      ? { ok: true, value: n }
+      : { ok: false, message: `expected ${expected}, got ${describeInput(input)}` };
+  };
+}
+
+function coerceBoolean(input: unknown): Coerced<boolean> {
+  if (typeof input === 'boolean') return { ok: true, value: input };
+  const text = typeof input === 'string' ? input.trim().toLowerCase() : undefined;
+  if (text === 'true' || text === '1') return { ok: true, value: true };
+  if (text === 'false' || text === '0') return { ok: true, value: false };
+  return { ok: false, message: `expected true or false (or 1 / 0), got ${describeInput(input)}` };
+}
+
+const EVICTION_MODES: readonly EvictionMode[] = ['taint', 'legacy'];
+
+function coerceEvictionMode(input: unknown): Coerced<EvictionMode> {
+  const mode = EVICTION_MODES.find((m) => m === input);
+  return mode !== undefined
+    ? { ok: true, value: mode }
+    : { ok: false, message: `expected "taint" or "legacy", got ${describeInput(input)}` };
+}
+
+// DNS-1123 label: the cluster name prefixes every DynamoDB key, so it must not contain the separators.
+const DNS_1123_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+
+function coerceClusterName(input: unknown): Coerced<string> {
+  return typeof input === 'string' && DNS_1123_LABEL.test(input)
+    ? { ok: true, value: input }
+    : {
+        ok: false,
+        message: `expected 1 to 63 lowercase letters, digits or '-', starting and ending with a letter or digit, got ${describeInput(input)}`,
+      };
+}
+
+// Deviation: upstream validates none of these (its Validate() returns no errors); we reject values it
+// would take silently, such as a negative rate, a threshold outside (0, 1] or a zero period, so that a
+// typo fails at cold start rather than as odd eviction behaviour (see docs/upstream-deviations.md).
+const COERCE: { readonly [K in ConfigKey]: (input: unknown) => Coerced<ControllerConfig[K]> } = {
+  nodeMonitorPeriod: coerceDuration('positive'),
+  nodeMonitorGracePeriod: coerceDuration('positive'),
+  // Upstream accepts 0 for both (immediate); harmless, so we do too.
+  nodeStartupGracePeriod: coerceDuration('nonNegative'),
+  podEvictionTimeout: coerceDuration('nonNegative'),
+  nodeEvictionPeriod: coerceDuration('positive'),
+  nodeEvictionRate: coerceNumber('a number of nodes per second, 0 or more (like 0.1)', (n) => n >= 0),
+  secondaryNodeEvictionRate: coerceNumber(
+    'a number of nodes per second, 0 or more (like 0.01)',
+    (n) => n >= 0,
+  ),
+  largeClusterSizeThreshold: coerceNumber(
+    'a whole number of nodes, 0 or more (like 50)',
+    (n) => n >= 0 && n <= 2 ** 31 - 1, // upstream int32
+    true,
+  ),
+  unhealthyZoneThreshold: coerceNumber(
+    'a fraction greater than 0 and at most 1 (like 0.55)',
+    (n) => n > 0 && n <= 1,
+  ),
+  evictionMode: coerceEvictionMode,
+  dryRun: coerceBoolean,
+  cluster: coerceClusterName,
+};
+
+// ---------------------------------------------------------------------------------------------------
+// The settings: metadata (docs, `nlc config`), defaults, schema.
+
+export interface ConfigKeyInfo {
+  readonly kind: ConfigKind;
+  /** The kube-controller-manager flag, or null when upstream has none (a constant, or our own setting). */
+  readonly flag: string | null;
+  /** NLC_ + the key in SCREAMING_SNAKE. */
+  readonly envVar: string;
+  readonly description: string;
+  /** Other names operators may know it by (upstream Go names); unknown keys matching one get a suggestion. */
+  readonly aliases: readonly string[];
+}
+
+/**
+ * Every setting, in display order.
+ *
+ * @example
+ * CONFIG_KEYS.nodeEvictionRate.flag; // '--node-eviction-rate'
+ * CONFIG_KEYS.nodeEvictionRate.envVar; // 'NLC_NODE_EVICTION_RATE'
+ */
+export const CONFIG_KEYS: { readonly [K in ConfigKey]: ConfigKeyInfo } = {
+  nodeMonitorPeriod: {
+    kind: 'duration',
+    flag: '--node-monitor-period',
+    envVar: 'NLC_NODE_MONITOR_PERIOD',
+    description: 'How often monitorNodeHealth runs (and the relay sends a heartbeat digest).',
+    aliases: [],
+  },
+  nodeMonitorGracePeriod: {
+    kind: 'duration',
+    flag: '--node-monitor-grace-period',
+    envVar: 'NLC_NODE_MONITOR_GRACE_PERIOD',
+    description: 'How long a running node may stay silent before its Ready condition becomes Unknown.',
+    aliases: [],
+  },
+  nodeStartupGracePeriod: {
+    kind: 'duration',
+    flag: '--node-startup-grace-period',
+    envVar: 'NLC_NODE_STARTUP_GRACE_PERIOD',
+    description: 'How long a node that never posted a Ready condition may stay silent.',
+    aliases: [],
+  },
+  nodeEvictionRate: {
+    kind: 'number',
+    flag: '--node-eviction-rate',
+    envVar: 'NLC_NODE_EVICTION_RATE',
+    description: 'Nodes per second per zone that get a NoExecute taint while the zone is healthy.',
+    aliases: ['evictionLimiterQPS'],
+  },
+  secondaryNodeEvictionRate: {
+    kind: 'number',
+    flag: '--secondary-node-eviction-rate',
+    envVar: 'NLC_SECONDARY_NODE_EVICTION_RATE',
+    description: 'Tainting rate in a PartialDisruption zone larger than largeClusterSizeThreshold (else 0).',
+    aliases: ['secondaryEvictionLimiterQPS'],
+  },
+  largeClusterSizeThreshold: {
+    kind: 'integer',
+    flag: '--large-cluster-size-threshold',
+    envVar: 'NLC_LARGE_CLUSTER_SIZE_THRESHOLD',
+    description: 'Zone size above which (strictly) the secondary rate applies in PartialDisruption.',
+    aliases: ['largeClusterThreshold'],
+  },
+  unhealthyZoneThreshold: {
+    kind: 'number',
+    flag: '--unhealthy-zone-threshold',
+    envVar: 'NLC_UNHEALTHY_ZONE_THRESHOLD',
+    description: 'Fraction of not-ready nodes (and more than 2) that puts a zone in PartialDisruption.',
+    aliases: [],
+  },
+  podEvictionTimeout: {
+    kind: 'duration',
+    flag: '--pod-eviction-timeout',
+    envVar: 'NLC_POD_EVICTION_TIMEOUT',
+    description:
+      'Legacy mode only: how long a node is not ready before its pods are deleted (flag removed in v1.27).',
+    aliases: [],
+  },
+  evictionMode: {
+    kind: 'enum',
+    flag: null,
+    envVar: 'NLC_EVICTION_MODE',
+    description:
+      'taint (NoExecute taints, upstream >= 1.27) or legacy (DeletePods, --enable-taint-manager=false).',
+    aliases: ['enableTaintManager', 'runTaintManager', 'useTaintBasedEvictions'],
+  },
+  nodeEvictionPeriod: {
+    kind: 'duration',
+    flag: null,
+    envVar: 'NLC_NODE_EVICTION_PERIOD',
+    description: 'Period of doNoExecuteTaintingPass (the drainer); upstream constant NodeEvictionPeriod.',
+    aliases: [],
+  },
+  dryRun: {
+    kind: 'boolean',
+    flag: null,
+    envVar: 'NLC_DRY_RUN',
+    description: 'Shadow mode: compute and record every decision, never write to the cluster.',
+    aliases: ['shadow', 'shadowMode'],
+  },
+  cluster: {
+    kind: 'string',
+    flag: null,
+    envVar: 'NLC_CLUSTER',
+    description: 'Name of the cluster this deployment serves; the prefix of every state key.',
+    aliases: ['clusterName'],
+  },
+};
+
+const KEYS = Object.keys(CONFIG_KEYS) as readonly ConfigKey[];
+const KEY_BY_ENV: ReadonlyMap<string, ConfigKey> = new Map(KEYS.map((key) => [CONFIG_KEYS[key].envVar, key]));
+
+/** Upstream's defaults (v1.32+), plus ours: taint mode, no dry run, cluster "default". */
+export const UPSTREAM_DEFAULTS: ControllerConfig = Object.freeze({
+  nodeMonitorPeriod: 5_000,
+  nodeMonitorGracePeriod: 50_000, // 40s before v1.32 (PR #126287)
+  nodeStartupGracePeriod: 60_000,
+  nodeEvictionRate: 0.1,
+  secondaryNodeEvictionRate: 0.01,
+  largeClusterSizeThreshold: 50,
+  unhealthyZoneThreshold: 0.55,
+  podEvictionTimeout: 300_000,
+  evictionMode: 'taint',
+  nodeEvictionPeriod: 100,
+  dryRun: false,
+  cluster: 'default',
+});
+
+function setting<K extends ConfigKey>(key: K) {
+  const coerce = COERCE[key];
+  return (
+    z
+      .unknown()
+      .transform((input, ctx): ControllerConfig[K] => {
+        const result = coerce(input);
+        if (result.ok) return result.value;
+        ctx.addIssue({ code: 'custom', message: result.message });
+        return z.NEVER;
+      })
+      // Absent (or undefined): upstream's default. The cast only helps zod's types through the generic K.
+      .default(UPSTREAM_DEFAULTS[key] as z.util.NoUndefined<Awaited<ControllerConfig[K]>>)
+  );
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null;
+}
+
+/**
+ * The one schema of every setting: defaults are upstream's, unknown keys are errors, and each field
+ * accepts its value or the string an env var or CLI flag would carry ("40s", "0.1", "true").
+ *
+ * @example
+ * ControllerConfigSchema.parse({ nodeMonitorGracePeriod: '40s' }).nodeMonitorGracePeriod; // 40000
+ */
+export const ControllerConfigSchema = z
+  .strictObject({
+    nodeMonitorPeriod: setting('nodeMonitorPeriod'),
+    nodeMonitorGracePeriod: setting('nodeMonitorGracePeriod'),
+    nodeStartupGracePeriod: setting('nodeStartupGracePeriod'),
+    nodeEvictionRate: setting('nodeEvictionRate'),
+    secondaryNodeEvictionRate: setting('secondaryNodeEvictionRate'),
+    largeClusterSizeThreshold: setting('largeClusterSizeThreshold'),
+    unhealthyZoneThreshold: setting('unhealthyZoneThreshold'),
+    podEvictionTimeout: setting('podEvictionTimeout'),
+    evictionMode: setting('evictionMode'),
+    nodeEvictionPeriod: setting('nodeEvictionPeriod'),
+    dryRun: setting('dryRun'),
+    cluster: setting('cluster'),
+  })
+  // Deviation: upstream does not check this (its Validate() returns no errors). Its field comment asks
+  // for a grace of N node status updates; a grace not above the monitor period could mark a healthy
+  // node Unknown between two of its heartbeats (see docs/upstream-deviations.md).
+  .refine((c) => c.nodeMonitorGracePeriod > c.nodeMonitorPeriod, {
+    path: ['nodeMonitorGracePeriod'],
+    error: ({ input }) => {
+      const c = input as Pick<ControllerConfig, 'nodeMonitorGracePeriod' | 'nodeMonitorPeriod'>;
+      return (
+        `nodeMonitorGracePeriod (${formatDuration(c.nodeMonitorGracePeriod)}) must be greater than ` +
+        `nodeMonitorPeriod (${formatDuration(c.nodeMonitorPeriod)}): the grace must span several node status updates`
+      );
+    },
+    // Run even when other fields are bad (one error lists every problem), but only with both values.
+    when: ({ value }) =>
+      isRecord(value) &&
+      typeof value.nodeMonitorGracePeriod === 'number' &&
+      typeof value.nodeMonitorPeriod === 'number',
+  });
+
+// The schema's output is exactly ControllerConfig (compile-time check, both directions).
+type SchemaOutput = z.output<typeof ControllerConfigSchema>;
+const _sameShape: [
+  SchemaOutput extends ControllerConfig ? true : never,
+  ControllerConfig extends SchemaOutput ? true : never,
+] = [true, true];
+
+// ---------------------------------------------------------------------------------------------------
+// Unknown names: suggest the setting an operator probably meant.
+
+const normalize = (name: string): string => name.toLowerCase().replace(/[^a-z0-9]/g, '');
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const substitution = (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1);
+      current.push(Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, substitution));
+    }
+    previous = current;
+  }
+  return previous[b.length] ?? 0;
+}
+
+/** The setting `name` most likely means: same letters as a key, alias, flag or env var, or a near typo. */
+function suggestKey(name: string): ConfigKey | undefined {
+  const wanted = normalize(name);
+  const exact = KEYS.find((key) => {
+    const { aliases, flag, envVar } = CONFIG_KEYS[key];
+    return [key, ...aliases, flag ?? '', envVar, envVar.slice(ENV_PREFIX.length)].some(
+      (n) => normalize(n) === wanted,
+    );
+  });
+  if (exact !== undefined) return exact;
+  const ranked = KEYS.map((key) => ({ key, distance: editDistance(wanted, normalize(key)) })).sort(
+    (a, b) => a.distance - b.distance,
+  );
+  const best = ranked[0];
+  return best !== undefined && best.distance <= Math.max(1, Math.floor(wanted.length / 6))
+    ? best.key
+    : undefined;
+}
+
+function unknownKeyMessage(suggestion: string | undefined): string {
+  return suggestion === undefined
+    ? 'unknown setting (the settings are listed in docs/configuration.md)'
+    : `unknown setting; did you mean ${suggestion}?`;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Entry points.
+
+function toIssues(
+  error: z.ZodError,
+  input: unknown,
+  label: (key: string) => string,
+  rootLabel: string,
+): ConfigIssue[] {
+  return error.issues.flatMap((issue): ConfigIssue[] => {
+    if (issue.code === 'unrecognized_keys') {
+      return issue.keys.map((key) => ({ path: label(key), message: unknownKeyMessage(suggestKey(key)) }));
+    }
+    const key = issue.path[0];
+    if (key === undefined) {
+      return [{ path: rootLabel, message: `expected an object of settings, got ${describeInput(input)}` }];
+    }
+    return [{ path: label(String(key)), message: issue.message }];
+  });
+}
+
+/**
+ * Parses settings from a plain object (a scenario's `config:`), by config name; defaults fill the rest.
+ * Throws one ConfigError listing every bad field, each as `<path>.<key>`.
+ *
+ * @example
+ * parseConfigObject({ nodeMonitorGracePeriod: '40s', evictionMode: 'legacy' }).nodeMonitorGracePeriod; // 40000
+ */
+export function parseConfigObject(obj: unknown, path = 'config'): ControllerConfig {
+  const result = ControllerConfigSchema.safeParse(obj ?? {});
+  if (result.success) return Object.freeze(result.data);
+  const label = (key: string): string => (path === '' ? key : `${path}.${key}`);
+  throw new ConfigError(toIssues(result.error, obj, label, path === '' ? 'config' : path));
+}
+
+export interface LoadConfigOptions {
+  /** Prefix of override keys in error messages, e.g. 'config' for a scenario. Default: the bare key. */
+  readonly overridesPath?: string;
+}
+
+export type EffectiveSettings = {
+  readonly [K in ConfigKey]: { readonly value: ControllerConfig[K]; readonly source: ConfigSource };
+};
+
+export interface ConfigWithSources {
+  readonly config: ControllerConfig;
+  readonly settings: EffectiveSettings;
+  /** Legal but doubtful values (see configWarnings). */
+  readonly warnings: readonly string[];
+}
+
+/**
+ * Like loadConfig, and reports where each effective value came from (for `nlc config`).
+ *
+ * @example
+ * loadConfigWithSources({ NLC_DRY_RUN: 'true' }).settings.dryRun; // { value: true, source: 'env' }
+ */
+export function loadConfigWithSources(
+  env: Readonly<Record<string, string | undefined>>,
+  overrides: Readonly<Record<string, unknown>> = {},
+  options: LoadConfigOptions = {},
+): ConfigWithSources {
+  const issues: ConfigIssue[] = [];
+  const fromEnv: Partial<Record<ConfigKey, string>> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (!name.startsWith(ENV_PREFIX)) continue;
+    const key = KEY_BY_ENV.get(name);
+    if (key === undefined) {
+      const suggestion = suggestKey(name.slice(ENV_PREFIX.length));
+      issues.push({ path: name, message: unknownKeyMessage(suggestion && CONFIG_KEYS[suggestion].envVar) });
+      continue;
+    }
+    // Empty means unset: deployment templates often render a missing value as "".
+    if (value !== undefined && value.trim() !== '') fromEnv[key] = value.trim();
+  }
+  // An override of undefined (a CLI flag not given) is no override; unknown keys stay, to be reported.
+  const fromOverrides = Object.fromEntries(
+    Object.entries(overrides).filter(([key, value]) => value !== undefined || !(key in CONFIG_KEYS)),
+  );
+  const sourceOf = (key: ConfigKey): ConfigSource =>
+    key in fromOverrides ? 'override' : key in fromEnv ? 'env' : 'default';
+  const overrideLabel = (key: string): string =>
+    options.overridesPath === undefined ? key : `${options.overridesPath}.${key}`;
+  const label = (key: string): string =>
+    key in CONFIG_KEYS && sourceOf(key as ConfigKey) === 'env'
+      ? CONFIG_KEYS[key as ConfigKey].envVar
+      : overrideLabel(key);
+
+  // A bad env var hidden by an override is still reported: it breaks as soon as the override goes.
+  for (const key of KEYS) {
+    const raw = fromEnv[key];
+    if (raw === undefined || sourceOf(key) !== 'override') continue;
+    const result = COERCE[key](raw);
+    if (!result.ok) issues.push({ path: CONFIG_KEYS[key].envVar, message: result.message });
+  }
+
+  const merged = { ...fromEnv, ...fromOverrides };
+  const result = ControllerConfigSchema.safeParse(merged);
+  if (!result.success)
+    issues.push(...toIssues(result.error, merged, label, options.overridesPath ?? 'overrides'));
+  if (!result.success || issues.length > 0) throw new ConfigError(issues);
+
+  const config = Object.freeze(result.data);
+  const settings = Object.fromEntries(
+    KEYS.map((key) => [key, Object.freeze({ value: config[key], source: sourceOf(key) })]),
+  ) as unknown as EffectiveSettings;
+  return { config, settings: Object.freeze(settings), warnings: configWarnings(config) };
+}
+
+/**
+ * Reads the settings once (cold start, CLI start): overrides (scenario or CLI flags) > NLC_ env vars >
+ * upstream defaults. Env vars without the NLC_ prefix are ignored; an unknown NLC_ var is an error.
+ * Throws one ConfigError naming every bad setting (by env var when it came from the environment).
+ *
+ * @example
+ * const config = loadConfig(process.env); // e.g. NLC_NODE_MONITOR_GRACE_PERIOD=40s, NLC_CLUSTER=prod
+ */
+export function loadConfig(
+  env: Readonly<Record<string, string | undefined>>,
+  overrides?: Readonly<Record<string, unknown>>,
+  options?: LoadConfigOptions,
+): ControllerConfig {
+  return loadConfigWithSources(env, overrides, options).config;
+}
+
+// Upstream's field documentation: the grace period should exceed HTTP2_PING_TIMEOUT_SECONDS (30s) +
+// HTTP2_READ_IDLE_TIMEOUT_SECONDS (15s), so a kubelet on a dead connection can reconnect in time.
+const HTTP2_DEAD_CONNECTION_DETECTION: Millis = 45_000;
+
+/**
+ * Legal values that upstream's documentation advises against. Not errors: scenarios use them on purpose.
+ *
+ * @example
+ * configWarnings({ ...UPSTREAM_DEFAULTS, nodeMonitorGracePeriod: 40_000 }); // ['nodeMonitorGracePeriod (40s) is ...']
+ */
+export function configWarnings(config: Pick<ControllerConfig, 'nodeMonitorGracePeriod'>): readonly string[] {
+  return config.nodeMonitorGracePeriod <= HTTP2_DEAD_CONNECTION_DETECTION
+    ? [
+        `nodeMonitorGracePeriod (${formatDuration(config.nodeMonitorGracePeriod)}) is not above 45s: upstream asks ` +
+          'for more than HTTP2_PING_TIMEOUT_SECONDS (30s) + HTTP2_READ_IDLE_TIMEOUT_SECONDS (15s) (PR #126287)',
+      ]
+    : [];
+}
+
+/**
+ * One setting's value as an operator writes it (durations as "50s").
+ *
+ * @example
+ * formatConfigValue('podEvictionTimeout', 300_000); // '5m'
+ */
+export function formatConfigValue<K extends ConfigKey>(key: K, value: ControllerConfig[K]): string {
+  return CONFIG_KEYS[key].kind === 'duration' && typeof value === 'number'
+    ? formatDuration(value)
+    : String(value);
+}

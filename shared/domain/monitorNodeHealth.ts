@@ -1,0 +1,298 @@
+// upstream monitorNodeHealth (pkg/controller/nodelifecycle/node_lifecycle_controller.go), one pass.
+//
+// Upstream runs it every nodeMonitorPeriod against its informer caches; here one Heartbeat Digest
+// drives one pass, `now` is the digest's observedAt (DESIGN §5), `nodes` is the node cache (the Nodes
+// table) and `leases` the probe times the relay observed. The pass yields its API calls as effects
+// (effects.ts) and returns the next controller state. Differences from upstream:
+// - nodes are processed one after another in list order (upstream: 8 parallel workers); no decision
+//   depends on the order, and a fixed order keeps the effects deterministic;
+// - knownNodes and nodeHealth are durable, so a restart neither re-registers nodes nor strips their
+//   NoExecute taints (upstream §4.2.14), and a deleted node's health is forgotten (§4.2.24).
+import type { ControllerConfig } from '../config.js';
+import {
+  addPodEvictorForNewZone,
+  type ControllerState,
+  freeze,
+  type WorkingState,
+  workingCopy,
+} from './controllerState.js';
+import { perform, type Pass } from './effects.js';
+import { registeredNodeEvent, removingNodeEvent, nodeNotReadyEvent } from './kubeEvents.js';
+import {
+  legacyMarkAllNodesReachable,
+  legacyRegisterNode,
+  processNoTaintBaseEvictionPass,
+} from './legacyEvictionPass.js';
+import { type NodeHealthUpdate, tryUpdateNodeHealth } from './nodeHealth.js';
+import { markPodsNotReady, markPodsNotReadyTrigger } from './podStatus.js';
+import { remove, swapLimiter } from './rateLimitedTimedQueue.js';
+import { markNodeAsReachable, processTaintBaseEviction } from './taintBasedEviction.js';
+import type { EpochMillis, Lease, Node, NodeCondition } from './types.js';
+import {
+  type DisruptionQPSFuncs,
+  type DisruptionResult,
+  getZoneKey,
+  handleDisruption,
+  isNodeExcludedFromDisruptionChecks,
+} from './zones.js';
+
+/** upstream NodeHealthUpdateRetry (older name NodeStatusUpdateRetry): attempts per node per pass. */
+export const NodeHealthUpdateRetry = 5;
+
+export type MonitorConfig = Pick<
+  ControllerConfig,
+  | 'nodeMonitorGracePeriod'
+  | 'nodeStartupGracePeriod'
+  | 'nodeEvictionRate'
+  | 'secondaryNodeEvictionRate'
+  | 'largeClusterSizeThreshold'
+  | 'unhealthyZoneThreshold'
+  | 'podEvictionTimeout'
+  | 'evictionMode'
+>;
+
+export interface MonitorInput {
+  /** The node cache (upstream nodeLister.List). */
+  readonly nodes: readonly Node[];
+  /** Node leases by node name (upstream leaseLister on kube-node-lease). */
+  readonly leases: ReadonlyMap<string, Lease>;
+}
+
+export interface MonitorOptions {
+  /** Upstream tests override enterPartialDisruptionFunc / enterFullDisruptionFunc. */
+  readonly disruptionQPSFuncs?: DisruptionQPSFuncs;
+}
+
+export interface MonitorPassResult {
+  readonly state: ControllerState;
+  readonly disruption: DisruptionResult;
+  /** Nodes newly registered (RegisteredNode) and forgotten (RemovingNode) in this pass. */
+  readonly registered: readonly string[];
+  readonly removed: readonly string[];
+  /** Nodes whose health could not be updated ("Skipping - no pods will be evicted"). */
+  readonly healthUpdateFailures: readonly string[];
+  /** Per node, the Ready condition before and after this pass (for metrics, Decisions, scenarios). */
+  readonly readiness: ReadonlyMap<string, { observed: NodeCondition; current: NodeCondition | undefined }>;
+}
+
+/**
+ * upstream classifyNodes: nodes new to the controller, nodes gone from the cache, and known nodes
+ * whose zone the controller does not track (a node moved zones, or its zone was dropped).
+ */
+export function classifyNodes(
+  nodes: readonly Node[],
+  knownNodes: ReadonlyMap<string, string>,
+  zoneStates: ReadonlyMap<string, unknown>,
+): { added: Node[]; deleted: string[]; newZoneRepresentatives: Node[] } {
+  const added: Node[] = [];
+  const newZoneRepresentatives: Node[] = [];
+  for (const node of nodes) {
+    if (!knownNodes.has(node.name)) added.push(node);
+    else if (!zoneStates.has(getZoneKey(node.labels))) newZoneRepresentatives.push(node);
+  }
+  const listed = new Set(nodes.map((n) => n.name));
+  const deleted = [...knownNodes.keys()].filter((name) => !listed.has(name));
+  return { added, deleted, newZoneRepresentatives };
+}
+
+export function* monitorNodeHealth(
+  state: ControllerState,
+  input: MonitorInput,
+  now: EpochMillis,
+  config: MonitorConfig,
+  options: MonitorOptions = {},
+): Pass<MonitorPassResult> {
+  const s = workingCopy(state);
+  const { added, deleted, newZoneRepresentatives } = classifyNodes(input.nodes, s.knownNodes, s.zoneStates);
+
+  for (const node of newZoneRepresentatives) addPodEvictorForNewZone(s, node, now, config);
+
+  for (const node of added) {
+    yield* perform({ kind: 'recordEvent', event: registeredNodeEvent(node) });
+    s.knownNodes.set(node.name, node.uid);
+    addPodEvictorForNewZone(s, node, now, config);
+    if (config.evictionMode === 'taint') {
+      yield* markNodeAsReachable(s, node, 'monitorNodeHealth: node registered');
+    } else {
+      legacyRegisterNode(s, node);
+    }
+  }
+
+  for (const name of deleted) {
+    yield* perform({
+      kind: 'recordEvent',
+      event: removingNodeEvent({ name, uid: s.knownNodes.get(name) ?? '' }),
+    });
+    forgetNode(s, name);
+  }
+
+  const zoneToNodeConditions = new Map<string, (NodeCondition | undefined)[]>();
+  const healthUpdateFailures: string[] = [];
+  const readiness = new Map<string, { observed: NodeCondition; current: NodeCondition | undefined }>();
+
+  for (const listed of input.nodes) {
+    const updated = yield* updateNodeHealthWithRetry(s, listed, input.leases.get(listed.name), now, config);
+    if (updated === undefined) {
+      // Upstream: "Update health of Node from Controller error, Skipping - no pods will be evicted."
+      healthUpdateFailures.push(listed.name);
+      continue;
+    }
+    const { node, update } = updated;
+    const observed = update.observedReadyCondition;
+    const current = update.currentReadyCondition;
+    readiness.set(node.name, { observed, current });
+
+    if (!isNodeExcludedFromDisruptionChecks(node)) {
+      const zone = getZoneKey(node.labels);
+      const conditions = zoneToNodeConditions.get(zone) ?? [];
+      conditions.push(current);
+      zoneToNodeConditions.set(zone, conditions);
+    }
+
+    if (current !== undefined) {
+      const pods = yield* perform({ kind: 'listPodsOnNode', node: node.name });
+      if (!pods.ok) {
+        // Upstream keeps the node out of nodesToRetry's Delete below on this path.
+        if (current.status !== 'True' && observed.status === 'True') s.nodesToRetry.add(node.name);
+        continue;
+      }
+      if (config.evictionMode === 'taint') {
+        yield* processTaintBaseEviction(s, node, observed, now);
+      } else {
+        yield* processNoTaintBaseEvictionPass(s, node, observed, pods.value, now, config);
+      }
+
+      const needsRetry = s.nodesToRetry.has(node.name);
+      const trigger = markPodsNotReadyTrigger(observed, current, needsRetry);
+      // The controller itself saw the node go from Ready to not Ready in this pass.
+      if (trigger.recordNodeNotReady) yield* perform({ kind: 'recordEvent', event: nodeNotReadyEvent(node) });
+      if (trigger.markPodsNotReady) {
+        const targets = markPodsNotReady(pods.value, node.name);
+        if (targets.length > 0) {
+          const result = yield* perform({
+            kind: 'markPodsNotReady',
+            node: node.name,
+            pods: targets,
+            why: trigger.recordNodeNotReady ? 'node became not ready' : 'MarkPodsNotReady retry',
+          });
+          if (!result.ok) {
+            s.nodesToRetry.add(node.name);
+            continue;
+          }
+        }
+      }
+    }
+    s.nodesToRetry.delete(node.name);
+  }
+
+  const disruption = yield* applyDisruption(s, input.nodes, zoneToNodeConditions, now, config, options);
+
+  return {
+    state: freeze(s),
+    disruption,
+    registered: added.map((n) => n.name),
+    removed: deleted,
+    healthUpdateFailures,
+    readiness,
+  };
+}
+
+/**
+ * upstream: PollImmediate(retrySleepTime, retrySleepTime*NodeHealthUpdateRetry, tryUpdateNodeHealth
+ * then, on error, a fresh GET of the node). Returns undefined when every attempt failed.
+ */
+function* updateNodeHealthWithRetry(
+  s: WorkingState,
+  listed: Node,
+  lease: Lease | undefined,
+  now: EpochMillis,
+  config: MonitorConfig,
+): Pass<{ node: Node; update: NodeHealthUpdate } | undefined> {
+  let node = listed;
+  for (let attempt = 0; attempt < NodeHealthUpdateRetry; attempt++) {
+    const update = tryUpdateNodeHealth(node, lease, s.nodeHealth.get(node.name), now, config);
+    if (update.statusUpdate === undefined) {
+      s.nodeHealth.set(node.name, update.nodeHealth);
+      return { node: { ...node, conditions: update.conditions }, update };
+    }
+    const written = yield* perform({
+      kind: 'updateNodeStatus',
+      node: node.name,
+      ...(node.resourceVersion === undefined ? {} : { resourceVersion: node.resourceVersion }),
+      conditions: update.statusUpdate,
+      why: statusUpdateReason(update),
+    });
+    if (written.ok) {
+      s.nodeHealth.set(node.name, update.nodeHealth);
+      return { node: { ...node, conditions: update.conditions }, update };
+    }
+    s.nodeHealth.set(node.name, update.nodeHealthIfUpdateFails);
+    const fresh = yield* perform({ kind: 'getNode', node: node.name });
+    if (!fresh.ok) return undefined;
+    node = fresh.value;
+  }
+  return undefined;
+}
+
+function statusUpdateReason(update: NodeHealthUpdate): string {
+  const grace = `${update.gracePeriod / 1000}s`;
+  return update.observedReadyCondition.reason === 'NodeStatusNeverUpdated' ||
+    update.currentReadyCondition?.reason === 'NodeStatusNeverUpdated'
+    ? `tryUpdateNodeHealth: no Ready condition posted within the startup grace period (${grace})`
+    : `tryUpdateNodeHealth: no heartbeat within the grace period (${grace})`;
+}
+
+/**
+ * Deviation: upstream only drops a deleted node from knownNodeSet; its health entry and queue
+ * membership stay forever (UPSTREAM §4.2.24). We forget them, so a node re-created with the same name
+ * starts fresh (see docs/upstream-deviations.md).
+ */
+function forgetNode(s: WorkingState, name: string): void {
+  s.knownNodes.delete(name);
+  s.nodeHealth.delete(name);
+  s.nodesToRetry.delete(name);
+  s.nodeEvictionStatus.delete(name);
+  for (const [zone, queue] of s.zoneQueues) {
+    const result = remove(queue, name);
+    if (result.removed) s.zoneQueues.set(zone, result.queue);
+  }
+}
+
+/** upstream handleDisruption, with its side effects on nodes and queues. */
+function* applyDisruption(
+  s: WorkingState,
+  nodes: readonly Node[],
+  zoneToNodeConditions: ReadonlyMap<string, readonly (NodeCondition | undefined)[]>,
+  now: EpochMillis,
+  config: MonitorConfig,
+  options: MonitorOptions,
+): Pass<DisruptionResult> {
+  const disruption = handleDisruption(s.zoneStates, zoneToNodeConditions, config, options.disruptionQPSFuncs);
+
+  if (disruption.masterDisruption === 'enter') {
+    // Every zone looks dead: the control plane is more likely cut off than the nodes. Stop evicting,
+    // and lift the NoExecute taints so nothing is evicted meanwhile (upstream, all nodes incl. excluded).
+    for (const node of nodes) {
+      if (config.evictionMode === 'taint') {
+        yield* markNodeAsReachable(s, node, 'handleDisruption: entering master disruption mode');
+      } else {
+        legacyMarkAllNodesReachable(s, node);
+      }
+    }
+  }
+  if (disruption.masterDisruption === 'exit') {
+    // Give every node a fresh grace period before it can be marked Unknown again.
+    for (const node of nodes) {
+      const health = s.nodeHealth.get(node.name);
+      if (health !== undefined) {
+        s.nodeHealth.set(node.name, { ...health, probeTimestamp: now, readyTransitionTimestamp: now });
+      }
+    }
+  }
+  for (const { zone, qps } of disruption.limiterSwaps) {
+    const queue = s.zoneQueues.get(zone);
+    if (queue !== undefined) s.zoneQueues.set(zone, swapLimiter(queue, qps, now));
+  }
+  s.zoneStates = new Map(disruption.zoneStates);
+  return disruption;
+}

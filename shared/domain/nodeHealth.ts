@@ -1,0 +1,263 @@
+// shared/domain/nodeHealth.ts: port of upstream tryUpdateNodeHealth
+// (pkg/controller/nodelifecycle/node_lifecycle_controller.go), branch for branch.
+//
+// What differs from upstream, and why:
+// - Pure. Upstream reads its nodeHealthMap and the lease lister, calls UpdateStatus, and stores the
+//   map entry in a `defer`. Here the saved entry and the observed lease are arguments, and the result
+//   states every outcome: the UpdateStatus to make (`statusUpdate`), the entry to store when there is
+//   no update or it succeeded (`nodeHealth`), and the entry upstream's deferred write keeps when
+//   UpdateStatus fails (`nodeHealthIfUpdateFails`). The caller chooses; upstream's retry (a fresh GET
+//   and another call) is the caller's too.
+// - Upstream shares pointers: several branches store `status: &node.Status`, so the stored status
+//   sees the Unknown marking done later in the same pass. We reproduce that observable effect by
+//   resolving such references to the node's final conditions at the end (see `NODE_STATUS`).
+// - NodeStatus is reduced to its conditions (types.ts Node); the status written is the condition list.
+// - `now` is an argument; upstream calls its injectable clock several times, which tests fix to one value.
+import {
+  getNodeCondition,
+  NodeDiskPressure,
+  NodeMemoryPressure,
+  NodePIDPressure,
+  NodeReady,
+  type EpochMillis,
+  type Lease,
+  type Millis,
+  type Node,
+  type NodeCondition,
+} from './types.js';
+import type { ControllerConfig } from '../config.js';
+
+/** Reason and message upstream writes on a condition the kubelet never posted. */
+export const NodeStatusNeverUpdatedReason = 'NodeStatusNeverUpdated';
+export const NodeStatusNeverUpdatedMessage = 'Kubelet never posted node status.';
+/** Reason and message upstream writes on a condition the kubelet stopped refreshing. */
+export const NodeStatusUnknownReason = 'NodeStatusUnknown';
+export const NodeStatusUnknownMessage = 'Kubelet stopped posting node status.';
+
+/** upstream nodeHealthData */
+export interface NodeHealthData {
+  /** When this controller last saw the node alive (its own clock, never the kubelet's: no skew). */
+  readonly probeTimestamp: EpochMillis;
+  readonly readyTransitionTimestamp: EpochMillis;
+  /** The node status conditions this controller last saw (upstream nodeHealth.status). */
+  readonly status: readonly NodeCondition[];
+  /** upstream nodeHealth.lease: the saved lease. */
+  readonly lease?: Lease;
+}
+
+export interface NodeHealthUpdate {
+  readonly gracePeriod: Millis;
+  /** Ready as the node reported it, or the fake Unknown one built from creationTimestamp. */
+  readonly observedReadyCondition: NodeCondition;
+  /** Ready after this pass (after Unknown marking). */
+  readonly currentReadyCondition: NodeCondition | undefined;
+  /** The node's conditions after this pass (what upstream's node.Status holds). */
+  readonly conditions: readonly NodeCondition[];
+  /** Present exactly where upstream calls UpdateStatus: the full new condition list to write. */
+  readonly statusUpdate?: readonly NodeCondition[];
+  /** To store when there is no update, or after the update succeeded. */
+  readonly nodeHealth: NodeHealthData;
+  /** What upstream's deferred write stores when UpdateStatus errors. */
+  readonly nodeHealthIfUpdateFails: NodeHealthData;
+}
+
+/** Stands for upstream's `&node.Status`: resolved to the node's conditions as they are at the end of the pass. */
+const NODE_STATUS = 'node.Status';
+
+/** upstream nodeHealth while the pass runs. */
+interface NodeHealthDraft {
+  readonly probeTimestamp: EpochMillis;
+  readonly readyTransitionTimestamp: EpochMillis;
+  readonly status: typeof NODE_STATUS | readonly NodeCondition[];
+  readonly lease: Lease | undefined;
+}
+
+/** The conditions marked Unknown when the node goes silent. NetworkUnavailable is left alone: it is managed at the control-plane level. */
+const nodeConditionTypes = [NodeReady, NodeMemoryPressure, NodeDiskPressure, NodePIDPressure] as const;
+
+export function tryUpdateNodeHealth(
+  node: Node,
+  lease: Lease | undefined,
+  saved: NodeHealthData | undefined,
+  now: EpochMillis,
+  config: Pick<ControllerConfig, 'nodeMonitorGracePeriod' | 'nodeStartupGracePeriod'>,
+): NodeHealthUpdate {
+  // Upstream works on a deep copy of the map entry; ours is immutable, so we copy by rebuilding.
+  let nodeHealth: NodeHealthDraft | undefined =
+    saved === undefined
+      ? undefined
+      : {
+          probeTimestamp: saved.probeTimestamp,
+          readyTransitionTimestamp: saved.readyTransitionTimestamp,
+          status: saved.status,
+          lease: saved.lease,
+        };
+
+  const currentReadyCondition = getNodeCondition(node.conditions, NodeReady);
+  let observedReadyCondition: NodeCondition;
+  let gracePeriod: Millis;
+  if (currentReadyCondition === undefined) {
+    // The kubelet (or this controller) never posted a Ready condition. A fake one dated at creation
+    // avoids a corner case, and the startup grace applies.
+    observedReadyCondition = {
+      type: NodeReady,
+      status: 'Unknown',
+      lastHeartbeatTime: node.creationTimestamp,
+      lastTransitionTime: node.creationTimestamp,
+    };
+    gracePeriod = config.nodeStartupGracePeriod;
+    // Upstream overwrites the saved status before reading the saved Ready condition below, which
+    // makes the "ReadyCondition was removed" branch unreachable (UPSTREAM.md §4.2.6).
+    nodeHealth =
+      nodeHealth !== undefined
+        ? { ...nodeHealth, status: NODE_STATUS }
+        : {
+            status: NODE_STATUS,
+            probeTimestamp: node.creationTimestamp,
+            readyTransitionTimestamp: node.creationTimestamp,
+            lease: undefined,
+          };
+  } else {
+    observedReadyCondition = currentReadyCondition;
+    gracePeriod = config.nodeMonitorGracePeriod;
+  }
+
+  // The cases, as upstream lists them:
+  // - neither saved nor current status has a Ready condition: leave everything as it is;
+  // - saved has none, current has one: the controller restarted with the node already in etcd;
+  // - saved has one, current has none: an error, filled in anyway;
+  // - both have one with the same heartbeat: nothing happened, the node may be unresponsive, leave it;
+  // - both have one with different heartbeats: probe = now, and the ready transition = now only if
+  //   the Ready condition's transition time changed since we last saw it.
+  const savedCondition =
+    nodeHealth === undefined
+      ? undefined
+      : getNodeCondition(nodeHealth.status === NODE_STATUS ? node.conditions : nodeHealth.status, NodeReady);
+  const savedLease = nodeHealth?.lease;
+  // Upstream quirk (§4.2.7): the replacing branches build a new entry without the saved lease, so on
+  // the next pass an unchanged lease looks new and advances the probe once more.
+  const replaced = (readyTransitionTimestamp: EpochMillis): NodeHealthDraft => ({
+    status: NODE_STATUS,
+    probeTimestamp: now,
+    readyTransitionTimestamp,
+    lease: undefined,
+  });
+  if (nodeHealth === undefined) {
+    // Missing timestamp for the node: assume now.
+    nodeHealth = replaced(now);
+  } else if (savedCondition === undefined && currentReadyCondition !== undefined) {
+    nodeHealth = replaced(now);
+  } else if (savedCondition !== undefined && currentReadyCondition === undefined) {
+    // "ReadyCondition was removed from Status of Node": unreachable, kept for branch fidelity.
+    nodeHealth = replaced(now);
+  } else if (
+    savedCondition !== undefined &&
+    currentReadyCondition !== undefined &&
+    !sameTime(savedCondition.lastHeartbeatTime, currentReadyCondition.lastHeartbeatTime)
+  ) {
+    const transitionTime = sameTime(
+      savedCondition.lastTransitionTime,
+      currentReadyCondition.lastTransitionTime,
+    )
+      ? nodeHealth.readyTransitionTimestamp
+      : now;
+    nodeHealth = replaced(transitionTime);
+  }
+
+  // A renewed lease always advances the probe. So a kubelet that never posts status but keeps
+  // renewing its lease is taken as healthy. The comparison is against the lease saved before the
+  // branches above, not the one they may have dropped.
+  if (lease !== undefined && (savedLease === undefined || savedLease.renewTime < lease.renewTime)) {
+    nodeHealth = { ...nodeHealth, lease, probeTimestamp: now };
+  }
+
+  let conditions = node.conditions;
+  let currentAfter = currentReadyCondition;
+  let statusUpdate: readonly NodeCondition[] | undefined;
+  let nodeHealthAfterUpdate: NodeHealthDraft | undefined;
+  if (now > nodeHealth.probeTimestamp + gracePeriod) {
+    // Neither the Ready condition nor the lease was refreshed within the grace period: mark Unknown,
+    // whatever the current value.
+    conditions = markUnknown(node, now);
+    currentAfter = getNodeCondition(conditions, NodeReady);
+    // Only the Ready condition decides whether to write (UPSTREAM.md §4.2.8).
+    if (!semanticallyEqual(currentAfter, observedReadyCondition)) {
+      statusUpdate = conditions;
+      nodeHealthAfterUpdate = {
+        status: NODE_STATUS,
+        probeTimestamp: nodeHealth.probeTimestamp,
+        readyTransitionTimestamp: now,
+        lease,
+      };
+    }
+  }
+
+  const resolve = (draft: NodeHealthDraft): NodeHealthData => ({
+    probeTimestamp: draft.probeTimestamp,
+    readyTransitionTimestamp: draft.readyTransitionTimestamp,
+    status: draft.status === NODE_STATUS ? conditions : draft.status,
+    ...(draft.lease !== undefined && { lease: draft.lease }),
+  });
+  const nodeHealthIfUpdateFails = resolve(nodeHealth);
+  return {
+    gracePeriod,
+    observedReadyCondition,
+    currentReadyCondition: currentAfter,
+    conditions,
+    ...(statusUpdate !== undefined && { statusUpdate }),
+    nodeHealth:
+      nodeHealthAfterUpdate === undefined ? nodeHealthIfUpdateFails : resolve(nodeHealthAfterUpdate),
+    nodeHealthIfUpdateFails,
+  };
+}
+
+/**
+ * Marks Ready, MemoryPressure, DiskPressure and PIDPressure Unknown. A missing condition is appended
+ * with the creation time as heartbeat; a present one keeps its heartbeat; one already Unknown is left
+ * untouched (reason and message too). Like upstream's GetNodeCondition, only the first condition of a
+ * type is considered.
+ */
+function markUnknown(node: Node, now: EpochMillis): readonly NodeCondition[] {
+  const conditions = [...node.conditions];
+  for (const type of nodeConditionTypes) {
+    const index = conditions.findIndex((c) => c.type === type);
+    const condition = index < 0 ? undefined : conditions[index];
+    if (condition === undefined) {
+      conditions.push({
+        type,
+        status: 'Unknown',
+        reason: NodeStatusNeverUpdatedReason,
+        message: NodeStatusNeverUpdatedMessage,
+        lastHeartbeatTime: node.creationTimestamp,
+        lastTransitionTime: now,
+      });
+    } else if (condition.status !== 'Unknown') {
+      conditions[index] = {
+        ...condition,
+        status: 'Unknown',
+        reason: NodeStatusUnknownReason,
+        message: NodeStatusUnknownMessage,
+        lastTransitionTime: now,
+      };
+    }
+  }
+  return conditions;
+}
+
+/** metav1.Time equality on epoch millis; an absent time is Go's zero time, equal only to another absent one. */
+function sameTime(a: EpochMillis | undefined, b: EpochMillis | undefined): boolean {
+  return a === b;
+}
+
+/** apiequality.Semantic.DeepEqual of a *NodeCondition with a NodeCondition: nil never equals; absent strings are Go's "". */
+function semanticallyEqual(a: NodeCondition | undefined, b: NodeCondition): boolean {
+  return (
+    a !== undefined &&
+    a.type === b.type &&
+    a.status === b.status &&
+    (a.reason ?? '') === (b.reason ?? '') &&
+    (a.message ?? '') === (b.message ?? '') &&
+    sameTime(a.lastHeartbeatTime, b.lastHeartbeatTime) &&
+    sameTime(a.lastTransitionTime, b.lastTransitionTime)
+  );
+}

@@ -1,0 +1,235 @@
+// shared/domain/rateLimitedTimedQueue.ts: port of upstream RateLimitedTimedQueue, UniqueQueue,
+// TimedQueue and TimedValue (pkg/controller/nodelifecycle/scheduler/rate_limited_queue.go).
+//
+// What differs:
+// - The queue is plain serializable data and every operation returns a new value; upstream mutates
+//   under two locks.
+// - Time is an argument; upstream reads a package-level `now` (and the limiter its own clock).
+// - Try's callback becomes a returned plan: tryNext hands out the head to process, the caller does
+//   its I/O, then completeTry records the outcome. tryQueue runs upstream's whole loop in memory.
+// - Upstream's min-heap becomes an array sorted by processAt, ties in insertion order (see `queue`).
+// - UniqueQueue.Get is not ported: RateLimitedTimedQueue never calls it (nor TestUniqueQueueGet).
+import type { EpochMillis, Millis } from './types.js';
+import {
+  type RateLimiter,
+  fakeNeverRateLimiter,
+  limiterQPS,
+  newTokenBucketRateLimiter,
+  tryAccept,
+} from './tokenBucket.js';
+
+/** Upstream EvictionRateLimiterBurst: the burst of every eviction (tainting) rate limiter. */
+export const EvictionRateLimiterBurst = 1;
+/** Upstream NodeEvictionPeriod: how often the NoExecute tainting (or eviction) pass runs. */
+export const NodeEvictionPeriod: Millis = 100; // ms
+
+/** Upstream time.Duration(1) added to a retry's ProcessAt, in milliseconds. */
+const NANOSECOND: Millis = 1e-6;
+
+/** Upstream TimedValue: a value (a node name) that should be processed at a designated time. */
+export interface TimedValue {
+  readonly value: string;
+  /** Anything that helps identify the value (upstream passes the node UID). */
+  readonly uid: string;
+  readonly addedAt: EpochMillis;
+  readonly processAt: EpochMillis;
+}
+
+/** Upstream RateLimitedTimedQueue: a unique-item queue ordered by next processing time, rate limited. */
+export interface RateLimitedTimedQueue {
+  /**
+   * Upstream UniqueQueue.queue (a TimedQueue min-heap on ProcessAt). Kept sorted by processAt
+   * ascending, ties in insertion order (a Replace counts as a new insertion): a deterministic
+   * stand-in for the heap, whose order among equal ProcessAt upstream leaves unspecified. The head
+   * is the same item upstream's heap would give whenever processAt values differ.
+   */
+  readonly queue: readonly TimedValue[];
+  /**
+   * Upstream UniqueQueue.set: every value queued, or processed once and not removed since.
+   * A value stays here after it is processed, so it can't be added again until `remove`.
+   */
+  readonly set: readonly string[];
+  readonly limiter: RateLimiter;
+}
+
+/** Upstream NewRateLimitedTimedQueue(limiter): empty, overseen by `limiter`. */
+export function newRateLimitedTimedQueue(limiter: RateLimiter): RateLimitedTimedQueue {
+  return { queue: [], set: [], limiter };
+}
+
+/**
+ * Upstream RateLimitedTimedQueue.Add(value, uid): queue the value for processing at `now`, unless
+ * it was added before and not removed since (compared by value only). `added` is false then, and
+ * the queue is returned unchanged (same object).
+ */
+export function add(
+  q: RateLimitedTimedQueue,
+  value: string,
+  uid: string,
+  now: EpochMillis,
+): { queue: RateLimitedTimedQueue; added: boolean } {
+  if (q.set.includes(value)) return { queue: q, added: false };
+  const item: TimedValue = { value, uid, addedAt: now, processAt: now };
+  return { queue: { ...q, queue: insertByProcessAt(q.queue, item), set: [...q.set, value] }, added: true };
+}
+
+/**
+ * Upstream Remove(value): forget the value, so it is not processed until added again, and allow a
+ * later Add. `removed` is true if the value was in the set, even if it was no longer queued
+ * (already processed); false and the same object otherwise.
+ */
+export function remove(
+  q: RateLimitedTimedQueue,
+  value: string,
+): { queue: RateLimitedTimedQueue; removed: boolean } {
+  if (!q.set.includes(value)) return { queue: q, removed: false };
+  return {
+    queue: { ...q, queue: q.queue.filter((v) => v.value !== value), set: q.set.filter((s) => s !== value) },
+    removed: true,
+  };
+}
+
+/**
+ * Upstream UniqueQueue.RemoveFromQueue(value): take the value out of the queue but keep it in the
+ * set, so it won't be added a second time. `removed` is true only if it was queued.
+ */
+export function removeFromQueue(
+  q: RateLimitedTimedQueue,
+  value: string,
+): { queue: RateLimitedTimedQueue; removed: boolean } {
+  if (!q.set.includes(value) || !q.queue.some((v) => v.value === value)) return { queue: q, removed: false };
+  return { queue: { ...q, queue: q.queue.filter((v) => v.value !== value) }, removed: true };
+}
+
+/**
+ * Upstream UniqueQueue.Replace(value): replace the queued entry with the same value (new
+ * processAt). If none is queued nothing happens, the set is untouched, and `replaced` is false.
+ */
+export function replace(
+  q: RateLimitedTimedQueue,
+  item: TimedValue,
+): { queue: RateLimitedTimedQueue; replaced: boolean } {
+  if (!q.queue.some((v) => v.value === item.value)) return { queue: q, replaced: false };
+  const rest = q.queue.filter((v) => v.value !== item.value);
+  return { queue: { ...q, queue: insertByProcessAt(rest, item) }, replaced: true };
+}
+
+/** Upstream Clear(): empty the queue and the set (the limiter is kept). */
+export function clear(q: RateLimitedTimedQueue): RateLimitedTimedQueue {
+  return { ...q, queue: [], set: [] };
+}
+
+/** Upstream UniqueQueue.Head(): the entry with the earliest processAt, still queued. */
+export function head(q: RateLimitedTimedQueue): TimedValue | undefined {
+  return q.queue[0];
+}
+
+/**
+ * One iteration of upstream Try's loop, up to calling its callback. With an empty queue nothing
+ * happens (no token is taken). Otherwise:
+ * Upstream quirk: a token is taken FIRST, then the head's processAt is checked; a head that is not
+ * due yet wastes the token.
+ * `item` is the head to process now (still queued); absent when rate limited or not due, which ends
+ * upstream's loop. `queue` carries the limiter state and must be kept either way.
+ */
+export function tryNext(
+  q: RateLimitedTimedQueue,
+  now: EpochMillis,
+): { queue: RateLimitedTimedQueue; item?: TimedValue } {
+  const first = head(q);
+  if (first === undefined) return { queue: q };
+  const { accepted, limiter } = tryAccept(q.limiter, now);
+  const limited = limiter === q.limiter ? q : { ...q, limiter };
+  if (!accepted || now < first.processAt) return { queue: limited };
+  return { queue: limited, item: first };
+}
+
+/** Outcome of processing an item: upstream ActionFunc's (done, wait). */
+export type TryResult = { readonly done: true } | { readonly done: false; readonly wait: Millis };
+
+/**
+ * The rest of upstream Try's iteration, after its callback returned `result` for `item`.
+ * `now` is the instant given to tryNext for this item (upstream's `t`).
+ * - done: RemoveFromQueue; the value stays in the set, so it is processed only once until `remove`.
+ * - not done: retry at now + wait + 1ns (Replace), a no-op if the value was removed meanwhile.
+ */
+export function completeTry(
+  q: RateLimitedTimedQueue,
+  item: TimedValue,
+  result: TryResult,
+  now: EpochMillis,
+): RateLimitedTimedQueue {
+  if (result.done) return removeFromQueue(q, item.value).queue;
+  return replace(q, { ...item, processAt: strictlyAfter(now + result.wait) }).queue;
+}
+
+/**
+ * Upstream `t.Add(wait + 1)`: one nanosecond later, so the retry sorts after `t + wait`. At epoch
+ * magnitudes (~1.7e12 ms) doubles are ~2.4e-4 ms apart and `+ 1e-6` rounds away; we then take the
+ * next representable instant, which keeps "strictly after".
+ */
+function strictlyAfter(at: EpochMillis): EpochMillis {
+  const bumped = at + NANOSECOND;
+  return bumped > at ? bumped : nextUp(at);
+}
+
+/** The smallest double greater than `x` (finite, not 0: those are handled by `+ NANOSECOND`). */
+function nextUp(x: number): number {
+  const view = new DataView(new ArrayBuffer(8));
+  view.setFloat64(0, x);
+  const bits = view.getBigInt64(0);
+  view.setBigInt64(0, x > 0 ? bits + 1n : bits - 1n);
+  return view.getFloat64(0);
+}
+
+/**
+ * Upstream Try(fn), whole: process due items while the limiter allows, in processAt order. `fn`
+ * returns done, or not done with an optional minimum wait before the retry (upstream ActionFunc).
+ * `clock` is read once per iteration (upstream reads `now()` once per iteration, after TryAccept;
+ * here the same reading also feeds the limiter, whose own clock upstream reads inside TryAccept).
+ * For I/O between the steps, use tryNext and completeTry.
+ */
+export function tryQueue(
+  q: RateLimitedTimedQueue,
+  clock: () => EpochMillis,
+  fn: (v: TimedValue) => { done: boolean; wait?: Millis },
+): RateLimitedTimedQueue {
+  let current = q;
+  while (current.queue.length > 0) {
+    const now = clock();
+    const step = tryNext(current, now);
+    current = step.queue;
+    if (step.item === undefined) break;
+    const { done, wait = 0 } = fn(step.item);
+    current = completeTry(current, step.item, done ? { done: true } : { done: false, wait }, now);
+  }
+  return current;
+}
+
+/**
+ * Upstream SwapLimiter(newQPS): install a limiter for a new QPS.
+ * Upstream quirk: nothing happens when the current limiter's QPS() already equals newQPS (same
+ * object returned), and the never-limiter reports QPS 1: a never-limiter stays in place on a swap
+ * to 1, and a swap to 0 replaces it with another never-limiter.
+ * newQPS <= 0 installs the never-limiter. Otherwise a full token bucket (burst
+ * EvictionRateLimiterBurst), drained at once if the old limiter has no token available at `now`:
+ * upstream drains the new one when it was "currently waiting on" the old one, a good approach when
+ * the burst is 1 (upstream leaves higher bursts as a TODO).
+ */
+export function swapLimiter(
+  q: RateLimitedTimedQueue,
+  newQPS: number,
+  now: EpochMillis,
+): RateLimitedTimedQueue {
+  if (limiterQPS(q.limiter) === newQPS) return q;
+  if (newQPS <= 0) return { ...q, limiter: fakeNeverRateLimiter };
+  const fresh = newTokenBucketRateLimiter(newQPS, EvictionRateLimiterBurst, now);
+  const oldHadToken = tryAccept(q.limiter, now).accepted;
+  return { ...q, limiter: oldHadToken ? fresh : tryAccept(fresh, now).limiter };
+}
+
+function insertByProcessAt(queue: readonly TimedValue[], item: TimedValue): TimedValue[] {
+  // After every entry due at or before it: ties keep insertion order.
+  const index = queue.findIndex((v) => v.processAt > item.processAt);
+  return index === -1 ? [...queue, item] : [...queue.slice(0, index), item, ...queue.slice(index)];
+}

@@ -1,0 +1,223 @@
+// Taint-based eviction in the NodeLifecycleController: upstream processTaintBaseEviction,
+// markNodeForTainting, markNodeAsReachable and doNoExecuteTaintingPass
+// (pkg/controller/nodelifecycle/node_lifecycle_controller.go). The controller never deletes pods in
+// this mode: it taints unhealthy nodes NoExecute, rate-limited per zone, and the taint eviction
+// controller (taintEviction.ts) deletes the pods that do not tolerate the taint.
+import { type WorkingState, zoneQueue } from './controllerState.js';
+import { perform, type Pass, type WriteResult } from './effects.js';
+import { add, completeTry, type RateLimitedTimedQueue, remove, tryNext } from './rateLimitedTimedQueue.js';
+import { NotReadyTaintTemplate, taintExists, UnreachableTaintTemplate } from './taints.js';
+import {
+  type EpochMillis,
+  getNodeCondition,
+  type Millis,
+  type Node,
+  type NodeCondition,
+  NodeReady,
+  type Taint,
+} from './types.js';
+import { getZoneKey } from './zones.js';
+
+/**
+ * upstream SwapNodeControllerTaint: add `toAdd` (timeAdded = now) and remove `toRemove` in one
+ * read-modify-write. Upstream stamps TimeAdded with the real clock; we use the pass's `now`.
+ */
+export function* swapNodeControllerTaint(
+  node: Pick<Node, 'name'>,
+  toAdd: readonly Taint[],
+  toRemove: readonly Taint[],
+  now: EpochMillis,
+  why: string,
+): Pass<WriteResult> {
+  return yield* perform({
+    kind: 'swapNodeTaints',
+    node: node.name,
+    toAdd: toAdd.map((t) => ({ ...t, timeAdded: now })),
+    toRemove,
+    why,
+  });
+}
+
+/**
+ * upstream markNodeAsReachable: removes both NoExecute taints this controller owns, then forgets the
+ * node in its zone's queue (also from the processed-once set, so it can be queued again).
+ * Like upstream RemoveTaintOffNode, no API call is made when the node we were given lacks the taints.
+ * Returns false (and keeps the queue entry) when the taint write fails; the next pass retries.
+ */
+export function* markNodeAsReachable(state: WorkingState, node: Node, why: string): Pass<boolean> {
+  const present = [UnreachableTaintTemplate, NotReadyTaintTemplate].filter((t) =>
+    taintExists(node.taints, t),
+  );
+  if (present.length > 0) {
+    const result = yield* perform({
+      kind: 'swapNodeTaints',
+      node: node.name,
+      toAdd: [],
+      toRemove: present,
+      why,
+    });
+    if (!result.ok) return false;
+  }
+  const zone = getZoneKey(node.labels);
+  const removed = remove(zoneQueue(state, zone), node.name);
+  state.zoneQueues.set(zone, removed.queue);
+  return removed.removed;
+}
+
+/**
+ * upstream markNodeForTainting: queue the node for the NoExecute taint matching its Ready status.
+ * The Remove first is upstream's fix for a NoExecute taint removed by hand (#89012, PR #89059):
+ * without it the processed-once set would refuse the node forever.
+ */
+export function markNodeForTainting(
+  state: WorkingState,
+  node: Node,
+  status: 'False' | 'Unknown',
+  now: EpochMillis,
+): boolean {
+  const zone = getZoneKey(node.labels);
+  let queue = zoneQueue(state, zone);
+  const taint = status === 'False' ? NotReadyTaintTemplate : UnreachableTaintTemplate;
+  if (!taintExists(node.taints, taint)) queue = remove(queue, node.name).queue;
+  const added = add(queue, node.name, node.uid, now);
+  state.zoneQueues.set(zone, added.queue);
+  return added.added;
+}
+
+/**
+ * upstream processTaintBaseEviction. It acts on the OBSERVED Ready condition (before this pass marked
+ * it Unknown), so a node the pass itself just marked Unknown is queued one monitor period later.
+ * Upstream quirk (#120815): reproduced on purpose; PR #120816 would use the current condition.
+ */
+export function* processTaintBaseEviction(
+  state: WorkingState,
+  node: Node,
+  observedReadyCondition: NodeCondition,
+  now: EpochMillis,
+): Pass<void> {
+  switch (observedReadyCondition.status) {
+    case 'False':
+      // A NotReady node tainted unreachable gets the not-ready taint at once: not rate limited.
+      if (taintExists(node.taints, UnreachableTaintTemplate)) {
+        yield* swapNodeControllerTaint(
+          node,
+          [NotReadyTaintTemplate],
+          [UnreachableTaintTemplate],
+          now,
+          'processTaintBaseEviction: Ready=False on a node tainted unreachable',
+        );
+      } else {
+        markNodeForTainting(state, node, 'False', now);
+      }
+      return;
+    case 'Unknown':
+      if (taintExists(node.taints, NotReadyTaintTemplate)) {
+        yield* swapNodeControllerTaint(
+          node,
+          [UnreachableTaintTemplate],
+          [NotReadyTaintTemplate],
+          now,
+          'processTaintBaseEviction: Ready=Unknown on a node tainted not-ready',
+        );
+      } else {
+        markNodeForTainting(state, node, 'Unknown', now);
+      }
+      return;
+    case 'True':
+      yield* markNodeAsReachable(state, node, 'processTaintBaseEviction: Ready=True');
+      return;
+  }
+}
+
+/** What doNoExecuteTaintingPass does with one due queue item. */
+export type NoExecuteTaintDecision =
+  | { readonly kind: 'done'; readonly why: string }
+  | { readonly kind: 'retry'; readonly wait: Millis; readonly why: string }
+  | { readonly kind: 'taint'; readonly add: Taint; readonly opposite: Taint; readonly why: string };
+
+/** Retry delay upstream uses when a queued node has no Ready condition. */
+export const NoReadyConditionRetryDelay: Millis = 50;
+
+/**
+ * The per-item decision of upstream doNoExecuteTaintingPass. The taint follows the node's Ready status
+ * at tainting time (from the node cache), not at the time it was queued.
+ */
+export function decideNoExecuteTaint(node: Node | undefined): NoExecuteTaintDecision {
+  if (node === undefined) return { kind: 'done', why: 'node no longer exists' };
+  const ready = getNodeCondition(node.conditions, NodeReady);
+  if (ready === undefined) {
+    return { kind: 'retry', wait: NoReadyConditionRetryDelay, why: 'node has no Ready condition' };
+  }
+  switch (ready.status) {
+    case 'False':
+      return {
+        kind: 'taint',
+        add: NotReadyTaintTemplate,
+        opposite: UnreachableTaintTemplate,
+        why: 'doNoExecuteTaintingPass: Ready=False',
+      };
+    case 'Unknown':
+      return {
+        kind: 'taint',
+        add: UnreachableTaintTemplate,
+        opposite: NotReadyTaintTemplate,
+        why: 'doNoExecuteTaintingPass: Ready=Unknown',
+      };
+    case 'True':
+      return { kind: 'done', why: 'node is ready now, ignoring taint request' };
+  }
+}
+
+export interface NoExecuteTaintingResult {
+  readonly zoneQueues: ReadonlyMap<string, RateLimitedTimedQueue>;
+  /** node_collector_evictions_total increments: successful NoExecute taints per zone. */
+  readonly evictions: ReadonlyMap<string, number>;
+}
+
+/**
+ * upstream doNoExecuteTaintingPass (every NodeEvictionPeriod upstream; the drainer here): drain each
+ * zone's queue under its token bucket. `nodes` is the node cache (upstream's nodeLister).
+ *
+ * `clock` is read once per queue item, as upstream reads time.Now() in each Try iteration: the bucket
+ * refills while the loop runs, which matters for high rates (upstream tests use 100000 qps). A
+ * driver in virtual time passes a constant clock; the drainer passes its real clock.
+ */
+export function* doNoExecuteTaintingPass(
+  zoneQueues: ReadonlyMap<string, RateLimitedTimedQueue>,
+  nodes: ReadonlyMap<string, Node>,
+  clock: () => EpochMillis,
+): Pass<NoExecuteTaintingResult> {
+  const queues = new Map(zoneQueues);
+  const evictions = new Map<string, number>();
+  for (const zone of [...queues.keys()].sort()) {
+    let queue = queues.get(zone);
+    for (;;) {
+      if (queue === undefined) break;
+      const now = clock();
+      const step = tryNext(queue, now);
+      queue = step.queue;
+      if (step.item === undefined) break;
+      const decision = decideNoExecuteTaint(nodes.get(step.item.value));
+      let done: { done: true } | { done: false; wait: Millis };
+      if (decision.kind === 'done') {
+        done = { done: true };
+      } else if (decision.kind === 'retry') {
+        done = { done: false, wait: decision.wait };
+      } else {
+        const result = yield* swapNodeControllerTaint(
+          { name: step.item.value },
+          [decision.add],
+          [decision.opposite],
+          now,
+          decision.why,
+        );
+        if (result.ok) evictions.set(zone, (evictions.get(zone) ?? 0) + 1);
+        // A failed write is retried on the next pass (upstream: ProcessAt = now + 1ns).
+        done = result.ok ? { done: true } : { done: false, wait: 0 };
+      }
+      queue = completeTry(queue, step.item, done, now);
+    }
+    if (queue !== undefined) queues.set(zone, queue);
+  }
+  return { zoneQueues: queues, evictions };
+}
