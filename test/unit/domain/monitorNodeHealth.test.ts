@@ -3,81 +3,20 @@
 // `cluster.list()` is upstream's syncNodeStore (one List request), and every node Get, status update
 // and taint patch the pass yields counts one request, so upstream's expectedRequestCount carries over.
 import { describe, expect, it } from 'vitest';
-import type { ControllerConfig } from '../../../shared/config.js';
-import { type ControllerState, emptyControllerState } from '../../../shared/domain/controllerState.js';
-import { drive } from '../../../shared/domain/effects.js';
-import { monitorNodeHealth, type MonitorPassResult } from '../../../shared/domain/monitorNodeHealth.js';
-import { doNoExecuteTaintingPass } from '../../../shared/domain/taintBasedEviction.js';
 import {
   NotReadyTaintTemplate,
   taintExists,
   UnreachableTaintTemplate,
 } from '../../../shared/domain/taints.js';
-import type { Lease, NodeCondition, ZoneState } from '../../../shared/domain/types.js';
+import type { NodeCondition, ZoneState } from '../../../shared/domain/types.js';
 import { createZoneID } from '../../../shared/domain/zones.js';
+import { Harness, testConfig } from '../../helpers/controllerHarness.js';
 import { FakeCluster, newNode, newPod, ready, t, zoneLabels } from '../../helpers/fakeCluster.js';
-
-// Upstream test constants (current file): grace 50s, startup 60s, period 5s, QPS 100000,
-// large-cluster threshold 20, unhealthy threshold 0.55.
-const testConfig: ControllerConfig = {
-  nodeMonitorPeriod: 5_000,
-  nodeMonitorGracePeriod: 50_000,
-  nodeStartupGracePeriod: 60_000,
-  nodeEvictionRate: 100_000,
-  secondaryNodeEvictionRate: 100_000,
-  largeClusterSizeThreshold: 20,
-  unhealthyZoneThreshold: 0.55,
-  podEvictionTimeout: 5 * 60_000,
-  evictionMode: 'taint',
-  nodeEvictionPeriod: 100,
-  dryRun: false,
-  cluster: 'test',
-};
 
 const minute = 60_000;
 const hour = 60 * minute;
 const z1 = zoneLabels('region1', 'zone1');
 const z1id = createZoneID('region1', 'zone1');
-
-/** A controller plus its fake cluster, stepping like upstream's test bodies do. */
-class Harness {
-  state: ControllerState = emptyControllerState();
-  last?: MonitorPassResult;
-  leases = new Map<string, Lease>();
-
-  constructor(
-    readonly cluster: FakeCluster,
-    readonly config: ControllerConfig = testConfig,
-    readonly options: Parameters<typeof monitorNodeHealth>[4] = {},
-  ) {}
-
-  /** syncNodeStore + monitorNodeHealth at `now`. */
-  monitor(now: number): MonitorPassResult {
-    const nodes = this.cluster.list();
-    const result = drive(
-      monitorNodeHealth(this.state, { nodes, leases: this.leases }, now, this.config, this.options),
-      this.cluster.execute,
-    );
-    this.state = result.state;
-    this.last = result;
-    return result;
-  }
-
-  /** doNoExecuteTaintingPass against the node cache; the clock advances 1ms per read, like real time. */
-  taintingPass(now: number): void {
-    const nodes = new Map(this.cluster.list().map((n) => [n.name, n]));
-    let clock = now;
-    const result = drive(
-      doNoExecuteTaintingPass(this.state.zoneQueues, nodes, () => clock++),
-      this.cluster.execute,
-    );
-    this.state = { ...this.state, zoneQueues: result.zoneQueues };
-  }
-
-  queued(zone: string): string[] {
-    return (this.state.zoneQueues.get(zone)?.queue ?? []).map((v) => v.value);
-  }
-}
 
 describe('TestMonitorNodeHealth', () => {
   const fakeNow = t('2015-01-01T12:00:00Z');

@@ -1,0 +1,233 @@
+// The failure paths of the taint-based eviction passes: upstream's control flow after a failed API
+// call (retry after a fresh GET, queue entries kept when a taint write fails) and the per-item
+// decision of doNoExecuteTaintingPass.
+import { describe, expect, it } from 'vitest';
+import { emptyControllerState, workingCopy, zoneQueue } from '../../../shared/domain/controllerState.js';
+import { drive, driveAsync, type Effect } from '../../../shared/domain/effects.js';
+import { monitorNodeHealth, NodeHealthUpdateRetry } from '../../../shared/domain/monitorNodeHealth.js';
+import { decideNoExecuteTaint, doNoExecuteTaintingPass } from '../../../shared/domain/taintBasedEviction.js';
+import { NotReadyTaintTemplate, UnreachableTaintTemplate } from '../../../shared/domain/taints.js';
+import { createZoneID } from '../../../shared/domain/zones.js';
+import { Harness, testConfig } from '../../helpers/controllerHarness.js';
+import { FakeCluster, newNode, ready, t, zoneLabels } from '../../helpers/fakeCluster.js';
+
+const fakeNow = t('2017-01-01T12:00:00Z');
+const created = t('2012-01-01T00:00:00Z');
+const y2015 = t('2015-01-01T12:00:00Z');
+const z1 = zoneLabels('region1', 'zone1');
+const z1id = createZoneID('region1', 'zone1');
+
+describe('decideNoExecuteTaint', () => {
+  it.each([
+    { name: 'node gone: done', node: undefined, kind: 'done' },
+    { name: 'no Ready condition: retry in 50ms', node: newNode('n', { created }), kind: 'retry' },
+    {
+      name: 'Ready=False: not-ready taint, unreachable opposite',
+      node: newNode('n', { created, conditions: [ready('False', y2015, y2015)] }),
+      kind: 'taint',
+      add: NotReadyTaintTemplate,
+      opposite: UnreachableTaintTemplate,
+    },
+    {
+      name: 'Ready=Unknown: unreachable taint, not-ready opposite',
+      node: newNode('n', { created, conditions: [ready('Unknown', y2015, y2015)] }),
+      kind: 'taint',
+      add: UnreachableTaintTemplate,
+      opposite: NotReadyTaintTemplate,
+    },
+    {
+      name: 'Ready=True by now: done, no taint',
+      node: newNode('n', { created, conditions: [ready('True', y2015, y2015)] }),
+      kind: 'done',
+    },
+  ])('$name', ({ node, kind, add, opposite }) => {
+    const decision = decideNoExecuteTaint(node);
+    expect(decision.kind).toBe(kind);
+    if (decision.kind === 'taint') expect([decision.add, decision.opposite]).toEqual([add, opposite]);
+    if (decision.kind === 'retry') expect(decision.wait).toBe(50);
+  });
+});
+
+describe('doNoExecuteTaintingPass', () => {
+  const unhealthy = () =>
+    new FakeCluster([
+      newNode('node0', { created, labels: z1, conditions: [ready('Unknown', y2015, y2015)] }),
+      newNode('node1', { created, labels: z1, conditions: [ready('True', fakeNow, fakeNow)] }),
+    ]);
+
+  it('keeps a node queued when its taint write fails, and taints it on the next pass', () => {
+    const cluster = unhealthy();
+    const h = new Harness(cluster);
+    h.monitor(fakeNow);
+    cluster.fail('swapNodeTaints', 1);
+    // A constant clock: within one instant the bucket's single token is spent on the failed write.
+    const nodes = new Map(cluster.list().map((n) => [n.name, n]));
+    const result = drive(
+      doNoExecuteTaintingPass(h.state.zoneQueues, nodes, () => fakeNow),
+      cluster.execute,
+    );
+    h.state = { ...h.state, zoneQueues: result.zoneQueues };
+    expect(cluster.taints('node0')).toEqual([]);
+    expect(h.queued(z1id)).toEqual(['node0']);
+    expect(h.state.zoneQueues.get(z1id)?.queue[0]?.processAt).toBeGreaterThan(fakeNow);
+    h.taintingPass(fakeNow + 1000);
+    expect(cluster.taints('node0').map((x) => x.key)).toEqual(['node.kubernetes.io/unreachable']);
+    expect(h.queued(z1id)).toEqual([]);
+  });
+
+  it('counts successful taints per zone (node_collector_evictions_total)', () => {
+    const cluster = unhealthy();
+    const h = new Harness(cluster);
+    h.monitor(fakeNow);
+    const nodes = new Map(cluster.list().map((n) => [n.name, n]));
+    const result = drive(
+      doNoExecuteTaintingPass(h.state.zoneQueues, nodes, () => fakeNow),
+      cluster.execute,
+    );
+    expect(Object.fromEntries(result.evictions)).toEqual({ [z1id]: 1 });
+  });
+
+  it('at the default rate (0.1/s, burst 1) taints one node per zone now and the next one 10s later', () => {
+    const cluster = new FakeCluster([
+      newNode('a', { created, labels: z1, conditions: [ready('Unknown', y2015, y2015)] }),
+      newNode('b', { created, labels: z1, conditions: [ready('Unknown', y2015, y2015)] }),
+      newNode('c', { created, labels: z1, conditions: [ready('True', fakeNow, fakeNow)] }),
+      newNode('d', { created, labels: z1, conditions: [ready('True', fakeNow, fakeNow)] }),
+      newNode('e', { created, labels: z1, conditions: [ready('True', fakeNow, fakeNow)] }),
+    ]);
+    const h = new Harness(cluster, { ...testConfig, nodeEvictionRate: 0.1 });
+    h.monitor(fakeNow);
+    const pass = (now: number) => {
+      const nodes = new Map(cluster.list().map((n) => [n.name, n]));
+      const result = drive(
+        doNoExecuteTaintingPass(h.state.zoneQueues, nodes, () => now),
+        cluster.execute,
+      );
+      h.state = { ...h.state, zoneQueues: result.zoneQueues };
+    };
+    pass(fakeNow);
+    expect(cluster.taints('a')).toHaveLength(1);
+    expect(cluster.taints('b')).toHaveLength(0);
+    pass(fakeNow + 9_999);
+    expect(cluster.taints('b')).toHaveLength(0);
+    pass(fakeNow + 10_000);
+    expect(cluster.taints('b')).toHaveLength(1);
+  });
+});
+
+describe('monitorNodeHealth failure paths', () => {
+  it('retries a failed status update after a fresh GET of the node', () => {
+    const cluster = new FakeCluster([
+      newNode('node0', { created, labels: z1, conditions: [ready('True', y2015, y2015)] }),
+    ]);
+    const h = new Harness(cluster);
+    h.monitor(fakeNow);
+    cluster.fail('updateNodeStatus', 1);
+    const result = h.monitor(fakeNow + 60_000);
+    expect(cluster.effects.filter((e) => e.kind === 'getNode')).toHaveLength(1);
+    expect(cluster.effects.filter((e) => e.kind === 'updateNodeStatus')).toHaveLength(2);
+    expect(cluster.node('node0').conditions[0]?.status).toBe('Unknown');
+    expect(result.healthUpdateFailures).toEqual([]);
+  });
+
+  it(`gives up after ${NodeHealthUpdateRetry} failed attempts: the node is left out of its zone`, () => {
+    const cluster = new FakeCluster([
+      newNode('node0', { created, labels: z1, conditions: [ready('True', y2015, y2015)] }),
+      newNode('node1', { created, labels: z1, conditions: [ready('True', fakeNow, fakeNow)] }),
+    ]);
+    const h = new Harness(cluster);
+    h.monitor(fakeNow);
+    cluster.setConditions('node1', [ready('True', fakeNow + 60_000, fakeNow)]);
+    cluster.fail('updateNodeStatus', NodeHealthUpdateRetry);
+    const result = h.monitor(fakeNow + 60_000);
+    expect(result.healthUpdateFailures).toEqual(['node0']);
+    expect(cluster.effects.filter((e) => e.kind === 'updateNodeStatus')).toHaveLength(NodeHealthUpdateRetry);
+    // Only node1 counted: one ready node, Normal.
+    expect(result.disruption.gauges.find((g) => g.zone === z1id)?.zoneSize).toBe(1);
+    expect(h.state.zoneStates.get(z1id)).toBe('Normal');
+  });
+
+  it('stops retrying when the fresh GET fails', () => {
+    const cluster = new FakeCluster([
+      newNode('node0', { created, labels: z1, conditions: [ready('True', y2015, y2015)] }),
+    ]);
+    const h = new Harness(cluster);
+    h.monitor(fakeNow);
+    cluster.fail('updateNodeStatus', 1);
+    cluster.fail('getNode', 1);
+    const result = h.monitor(fakeNow + 60_000);
+    expect(result.healthUpdateFailures).toEqual(['node0']);
+    expect(cluster.effects.filter((e) => e.kind === 'updateNodeStatus')).toHaveLength(1);
+  });
+
+  it('keeps the queue entry when lifting the NoExecute taint fails (markNodeAsReachable)', () => {
+    const cluster = new FakeCluster([
+      newNode('node0', { created, labels: z1, conditions: [ready('Unknown', y2015, y2015)] }),
+      newNode('node1', { created, labels: z1, conditions: [ready('True', fakeNow, fakeNow)] }),
+    ]);
+    const h = new Harness(cluster);
+    h.monitor(fakeNow);
+    h.taintingPass(fakeNow);
+    expect(cluster.taints('node0')).toHaveLength(1);
+    cluster.setConditions('node0', [ready('True', fakeNow + 10_000, fakeNow + 10_000)]);
+    cluster.fail('swapNodeTaints', 1);
+    h.monitor(fakeNow + 10_000);
+    expect(cluster.taints('node0')).toHaveLength(1);
+    expect(zoneQueue(workingCopy(h.state), z1id).set).toEqual(['node0']);
+    h.monitor(fakeNow + 15_000);
+    expect(cluster.taints('node0')).toEqual([]);
+    expect(zoneQueue(workingCopy(h.state), z1id).set).toEqual([]);
+  });
+
+  it('enters master disruption by lifting every NoExecute taint, and exits with fresh probes', () => {
+    const cluster = new FakeCluster([
+      newNode('node0', { created, labels: z1, conditions: [ready('Unknown', y2015, y2015)] }),
+      newNode('node1', { created, labels: z1, conditions: [ready('True', fakeNow, fakeNow)] }),
+    ]);
+    const h = new Harness(cluster);
+    h.monitor(fakeNow);
+    h.taintingPass(fakeNow);
+    expect(cluster.taints('node0')).toHaveLength(1);
+    // node1 goes silent too: the only zone is fully disrupted, which is the whole cluster.
+    const entered = h.monitor(fakeNow + 60_000);
+    expect(entered.disruption.masterDisruption).toBe('enter');
+    expect(cluster.taints('node0')).toEqual([]);
+    expect(h.state.zoneQueues.get(z1id)?.limiter).toEqual({ kind: 'never' });
+    // node1 comes back: exit, and node0's probe restarts from now.
+    cluster.setConditions('node1', [ready('True', fakeNow + 120_000, fakeNow + 120_000)]);
+    const exited = h.monitor(fakeNow + 120_000);
+    expect(exited.disruption.masterDisruption).toBe('exit');
+    expect(h.state.nodeHealth.get('node0')?.probeTimestamp).toBe(fakeNow + 120_000);
+    expect(h.state.zoneQueues.get(z1id)?.limiter.kind).toBe('tokenBucket');
+  });
+});
+
+describe('driveAsync', () => {
+  it('runs a pass with an asynchronous executor exactly as drive does', async () => {
+    const nodes = [
+      newNode('node0', { created, labels: z1, conditions: [ready('Unknown', y2015, y2015)] }),
+      newNode('node1', { created, labels: z1, conditions: [ready('True', fakeNow, fakeNow)] }),
+    ];
+    const syncCluster = new FakeCluster(nodes);
+    const asyncCluster = new FakeCluster(nodes);
+    const input = { nodes, leases: new Map() };
+    const sync = drive(
+      monitorNodeHealth(emptyControllerState(), input, fakeNow, testConfig),
+      syncCluster.execute,
+    );
+    const async = await driveAsync(
+      monitorNodeHealth(emptyControllerState(), input, fakeNow, testConfig),
+      (effect: Effect) => Promise.resolve(asyncCluster.execute(effect)),
+    );
+    expect(async.state).toEqual(sync.state);
+    expect(asyncCluster.effects).toEqual(syncCluster.effects);
+  });
+});
+
+describe('zoneQueue', () => {
+  it('names the zone when a queue is missing (an invariant, not an expected outcome)', () => {
+    expect(() => zoneQueue(workingCopy(emptyControllerState()), 'r:\x00:z')).toThrow(
+      /no eviction queue for zone/,
+    );
+  });
+});
