@@ -168,7 +168,16 @@ export function tryUpdateNodeHealth(
   // renewing its lease is taken as healthy. The comparison is against the lease saved before the
   // branches above, not the one they may have dropped.
   if (lease !== undefined && (savedLease === undefined || savedLease.renewTime < lease.renewTime)) {
-    nodeHealth = { ...nodeHealth, lease, probeTimestamp: now };
+    // Deviation: upstream sets the probe to now() when it notices the renewal. Our "lease" is the
+    // relay-clock instant the probe was observed (never after now), so the probe is that instant: the
+    // same clock, no skew, and it can be rebuilt from any full Heartbeat Digest, which is what lets
+    // the functions skip writing node health on every renewal (DESIGN §5, §8; see
+    // docs/upstream-deviations.md). Never moved backwards (a status heartbeat may have set it to now).
+    nodeHealth = {
+      ...nodeHealth,
+      lease,
+      probeTimestamp: Math.max(nodeHealth.probeTimestamp, lease.renewTime),
+    };
   }
 
   let conditions = node.conditions;

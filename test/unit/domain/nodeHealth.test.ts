@@ -552,9 +552,10 @@ describe('tryUpdateNodeHealth branches', () => {
 
     it.each([
       {
-        name: 'renewed (later renewTime): stored, probe = now',
+        // Deviation: the probe is the instant the relay observed the renewal, not the pass time.
+        name: 'renewed (later renewTime): stored, probe = the observed renewal instant',
         observed: lease(t0 - SECOND),
-        probe: t0,
+        probe: t0 - SECOND,
         stored: lease(t0 - SECOND),
       },
       {
@@ -581,34 +582,51 @@ describe('tryUpdateNodeHealth branches', () => {
       expect(r.nodeHealth.lease).toStrictEqual(stored);
     });
 
-    it('no saved lease: any observed lease counts as renewed', () => {
+    it('no saved lease: any observed lease counts as renewed, but never moves the probe back', () => {
       const r = tryUpdateNodeHealth(node, lease(created), { ...saved, lease: undefined }, t0, config);
-      expect(r.nodeHealth).toStrictEqual({ ...saved, lease: lease(created), probeTimestamp: t0 });
+      expect(r.nodeHealth).toStrictEqual({ ...saved, lease: lease(created) });
+      const newer = tryUpdateNodeHealth(node, lease(t0 - SECOND), { ...saved, lease: undefined }, t0, config);
+      expect(newer.nodeHealth).toStrictEqual({
+        ...saved,
+        lease: lease(t0 - SECOND),
+        probeTimestamp: t0 - SECOND,
+      });
     });
 
-    it('Upstream quirk: a heartbeat replacement drops the lease, so the unchanged lease bumps the probe once more on the next pass', () => {
+    it('after a cold start the probe is rebuilt from the digest: a node silent for 40s is not given a fresh grace', () => {
+      // The store kept an old probe (health is not written on every renewal); the digest says the relay
+      // last saw this node 40s ago. Upstream (probe = now) would restart its grace period here.
+      const stale: NodeHealthData = { ...saved, probeTimestamp: t0 - HOUR, lease: lease(t0 - HOUR) };
+      const r = tryUpdateNodeHealth(node, lease(t0 - 40 * SECOND), stale, t0, config);
+      expect(r.nodeHealth.probeTimestamp).toBe(t0 - 40 * SECOND);
+      const tenSecondsLater = tryUpdateNodeHealth(
+        node,
+        lease(t0 - 40 * SECOND),
+        r.nodeHealth,
+        t0 + 11 * SECOND,
+        config,
+      );
+      expect(tenSecondsLater.currentReadyCondition?.status).toBe('Unknown');
+    });
+
+    it('a heartbeat replacement drops the saved lease (upstream §4.2.7), which no longer bumps the probe', () => {
+      // Upstream: the same lease then looks renewed on the next pass and sets the probe to now, delaying
+      // the Unknown marking by one period. With the probe at the observed renewal instant, re-storing an
+      // old lease cannot move the probe, so the marking comes grace after the last heartbeat.
       const L = lease(t0);
-      const [p1, p2, p3, p4, p5] = runPasses([
-        // Pass 1: first sight; the lease is stored and the probe is t0.
+      const [p1, p2, p3, p4] = runPasses([
         { node: node0(created, [ready('True', t0, t0)]), lease: L, now: t0 },
-        // Pass 2: the kubelet posts a last heartbeat; the replacement drops the lease. The lease is
-        // compared with the lease saved before the replacement, so it is not stored again here.
         { node: node0(created, [ready('True', t0 + 10 * SECOND, t0)]), lease: L, now: t0 + 10 * SECOND },
-        // Pass 3: nothing new, but the saved lease is gone, so the same lease looks renewed.
         { node: node0(created, [ready('True', t0 + 10 * SECOND, t0)]), lease: L, now: t0 + 40 * SECOND },
-        // Pass 4: 75s after the last heartbeat: stale from the heartbeat, not from the bumped probe.
-        { node: node0(created, [ready('True', t0 + 10 * SECOND, t0)]), lease: L, now: t0 + 85 * SECOND },
-        // Pass 5: 55s after the bumped probe: marked Unknown at last.
-        { node: node0(created, [ready('True', t0 + 10 * SECOND, t0)]), lease: L, now: t0 + 95 * SECOND },
+        { node: node0(created, [ready('True', t0 + 10 * SECOND, t0)]), lease: L, now: t0 + 65 * SECOND },
       ]);
       expect(p1?.nodeHealth).toMatchObject({ probeTimestamp: t0, lease: L });
       expect(p2?.nodeHealth.probeTimestamp).toBe(t0 + 10 * SECOND);
       expect(p2?.nodeHealth).not.toHaveProperty('lease');
-      expect(p3?.nodeHealth).toMatchObject({ probeTimestamp: t0 + 40 * SECOND, lease: L });
-      expect(p4).not.toHaveProperty('statusUpdate');
-      expect(p5?.statusUpdate).toStrictEqual([
-        stoppedPosting('Ready', t0 + 10 * SECOND, t0 + 95 * SECOND),
-        ...pressures.map((t) => neverUpdated(t, created, t0 + 95 * SECOND)),
+      expect(p3?.nodeHealth).toMatchObject({ probeTimestamp: t0 + 10 * SECOND, lease: L });
+      expect(p4?.statusUpdate).toStrictEqual([
+        stoppedPosting('Ready', t0 + 10 * SECOND, t0 + 65 * SECOND),
+        ...pressures.map((t) => neverUpdated(t, created, t0 + 65 * SECOND)),
       ]);
     });
   });
