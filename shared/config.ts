@@ -550,6 +550,11 @@ export function parseConfigObject(obj: unknown, path = 'config'): ControllerConf
 export interface LoadConfigOptions {
   /** Prefix of override keys in error messages, e.g. 'config' for a scenario. Default: the bare key. */
   readonly overridesPath?: string;
+  /**
+   * NLC_ variables that other modules own and read themselves (e.g. the cluster credentials of
+   * shared/adapters/kubernetes/authConfig.ts `ownedEnvVars`): skipped here instead of reported unknown.
+   */
+  readonly allowEnv?: ReadonlySet<string>;
 }
 
 export type EffectiveSettings = {
@@ -577,7 +582,7 @@ export function loadConfigWithSources(
   const issues: ConfigIssue[] = [];
   const fromEnv: Partial<Record<ConfigKey, string>> = {};
   for (const [name, value] of Object.entries(env)) {
-    if (!name.startsWith(ENV_PREFIX)) continue;
+    if (!name.startsWith(ENV_PREFIX) || options.allowEnv?.has(name) === true) continue;
     const key = KEY_BY_ENV.get(name);
     if (key === undefined) {
       const suggestion = suggestKey(name.slice(ENV_PREFIX.length));

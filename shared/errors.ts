@@ -43,3 +43,193 @@ function formatConfigIssues(issues: readonly ConfigIssue[]): string {
   const lines = issues.map((issue) => `- ${issue.path}: ${issue.message}`);
   return [`Invalid configuration (${count}):`, ...lines].join('\n');
 }
+
+/**
+ * A cluster write would have added or removed a taint the node controller does not own (taints.ts
+ * ownedByNodeController). An invariant break, thrown before any request is sent.
+ *
+ * @example
+ * new TaintOwnershipError('node-a', { key: 'example.com/gpu', effect: 'NoSchedule' }).message
+ * // 'refusing to write taint example.com/gpu:NoSchedule on node "node-a": not owned by the node controller'
+ */
+export class TaintOwnershipError extends NlcError {
+  readonly node: string;
+  readonly taint: { readonly key: string; readonly effect: string };
+
+  constructor(
+    node: string,
+    taint: { readonly key: string; readonly effect: string },
+    options?: ErrorOptions,
+  ) {
+    super(
+      `refusing to write taint ${taint.key}:${taint.effect} on node ${JSON.stringify(node)}: not owned by the node controller`,
+      options,
+    );
+    this.node = node;
+    this.taint = { key: taint.key, effect: taint.effect };
+  }
+}
+
+/**
+ * The cluster credentials could not be resolved: a kubeconfig file, Secrets Manager secret or SSM
+ * parameter that is missing or malformed, or an EKS cluster that DescribeCluster cannot describe.
+ * `source` names where the adapter looked (a path, a secret id, a parameter name, a cluster name).
+ *
+ * @example
+ * new ClusterAuthError('secret "prod/kubeconfig"', 'has no SecretString').message
+ * // 'cluster credentials from secret "prod/kubeconfig": has no SecretString'
+ */
+export class ClusterAuthError extends NlcError {
+  readonly source: string;
+
+  constructor(source: string, problem: string, options?: ErrorOptions) {
+    super(`cluster credentials from ${source}: ${problem}`, options);
+    this.source = source;
+  }
+}
+
+/**
+ * A Kubernetes API request that got no HTTP answer: it timed out, the connection failed, or the caller's
+ * signal aborted it. `kind` says which; `attempts` counts the tries made, retries included. The cluster
+ * adapter turns it into a `Failed` result naming the node or pod.
+ *
+ * @example
+ * new ClusterTransportError('timeout', 'GET /api/v1/nodes/node-a', 3, 'no response within 10000 ms').message
+ * // 'GET /api/v1/nodes/node-a: no response within 10000 ms (3 attempts)'
+ */
+export class ClusterTransportError extends NlcError {
+  readonly kind: 'timeout' | 'network' | 'aborted';
+  readonly attempts: number;
+
+  constructor(
+    kind: 'timeout' | 'network' | 'aborted',
+    request: string,
+    attempts: number,
+    detail: string,
+    options?: ErrorOptions,
+  ) {
+    super(`${request}: ${detail} (${attempts} attempt${attempts === 1 ? '' : 's'})`, options);
+    this.kind = kind;
+    this.attempts = attempts;
+  }
+}
+
+/**
+ * An event that breaks its contract (shared/events.ts): a wrong shape, a bad value or an unsupported
+ * `schemaVersion`. One line per problem, each naming the field (`detail.node.taints[0].effect: …`).
+ * Thrown before any I/O, so the event goes to the dead-letter queue instead of a partial write.
+ *
+ * @example
+ * new EventParseError('Heartbeat Digest', ['detail.sequence: expected an integer >= 0, got -1']).message
+ * // 'Invalid Heartbeat Digest (1 problem):\n- detail.sequence: expected an integer >= 0, got -1'
+ */
+export class EventParseError extends NlcError {
+  readonly issues: readonly string[];
+
+  constructor(what: string, issues: readonly string[], options?: ErrorOptions) {
+    super(formatEventIssues(`Invalid ${what}`, issues), options);
+    this.issues = issues;
+  }
+}
+
+/**
+ * The relay built an event that breaks its own contract (a bug, never an input problem): one line per
+ * problem, each naming the field. Thrown instead of sending the event.
+ */
+export class EventEncodeError extends NlcError {
+  readonly issues: readonly string[];
+
+  constructor(what: string, issues: readonly string[], options?: ErrorOptions) {
+    super(formatEventIssues(`Cannot encode ${what}`, issues), options);
+    this.issues = issues;
+  }
+}
+
+function formatEventIssues(title: string, issues: readonly string[]): string {
+  const count = `${issues.length} problem${issues.length === 1 ? '' : 's'}`;
+  return [`${title} (${count}):`, ...issues.map((issue) => `- ${issue}`)].join('\n');
+}
+
+/** Heartbeat Digest parts that cannot belong together (different digests, or overlapping nodes). */
+export class DigestPartsError extends NlcError {}
+
+/** A Kubernetes object without a field the API server always sets (metadata.name, uid, ...). */
+export class MalformedObjectError extends NlcError {}
+
+/** The item a state store error is about: the table and the item's key as stored. */
+export interface StoreItemRef {
+  readonly table: string;
+  /** The item's key attributes; absent for requests over many items (a Query, a batch). */
+  readonly key?: Readonly<Record<string, string | number>>;
+}
+
+function describeItem(ref: StoreItemRef): string {
+  return ref.key === undefined ? ref.table : `${ref.table} ${JSON.stringify(ref.key)}`;
+}
+
+/**
+ * A conditional write lost a race: the item changed since it was read (its version attribute moved).
+ * Nothing was overwritten. The caller discards what it loaded and reruns from a fresh read
+ * (shared/adapters/dynamodb retryOnVersionConflict).
+ *
+ * @example
+ * new VersionConflictError({ table: 'nlc-nodes', key: { cluster: 'prod', node: 'node-a' } }).message
+ * // 'version conflict on nlc-nodes {"cluster":"prod","node":"node-a"}: changed since it was read; rerun from a fresh read'
+ */
+export class VersionConflictError extends NlcError {
+  readonly table: string;
+  readonly key: Readonly<Record<string, string | number>> | undefined;
+
+  constructor(ref: StoreItemRef, options?: ErrorOptions) {
+    super(
+      `version conflict on ${describeItem(ref)}: changed since it was read; rerun from a fresh read`,
+      options,
+    );
+    this.table = ref.table;
+    this.key = ref.key;
+  }
+}
+
+/**
+ * A state store request failed for another reason than a lost race: still throttled after the SDK's
+ * retries (`reason: 'throttled'`), aborted by the caller's signal (`'aborted'`), or any other error
+ * (`'failed'`: validation, network, a malformed item read back). `cause` keeps the original error.
+ *
+ * @example
+ * new StoreError({ table: 'nlc-zones' }, 'throttled', 'ThrottlingException: Rate exceeded').message
+ * // 'nlc-zones: ThrottlingException: Rate exceeded'
+ */
+export class StoreError extends NlcError {
+  readonly table: string;
+  readonly key: Readonly<Record<string, string | number>> | undefined;
+  readonly reason: 'throttled' | 'aborted' | 'failed';
+
+  constructor(
+    ref: StoreItemRef,
+    reason: 'throttled' | 'aborted' | 'failed',
+    detail: string,
+    options?: ErrorOptions,
+  ) {
+    super(`${describeItem(ref)}: ${detail}`, options);
+    this.table = ref.table;
+    this.key = ref.key;
+    this.reason = reason;
+  }
+}
+
+/**
+ * A kubelet fleet call named a node the fleet runs no kubelet for (never added, or its Node was
+ * deleted). The simulator validates scenarios first, so this is a bug in the caller.
+ *
+ * @example
+ * new KubeletNotFoundError('b-3').message
+ * // 'no simulated kubelet for node "b-3"'
+ */
+export class KubeletNotFoundError extends NlcError {
+  readonly node: string;
+
+  constructor(node: string, options?: ErrorOptions) {
+    super(`no simulated kubelet for node ${JSON.stringify(node)}`, options);
+    this.node = node;
+  }
+}

@@ -1,0 +1,230 @@
+// The object store: etcd plus the watch cache, in memory. One resourceVersion counter for everything
+// (like etcd's revision), one bucket per storage key, and per bucket a bounded event history that
+// watches resume from. Watch delivery is synchronous and ordered: a write returns after every watcher
+// got its event, and a watcher that writes from inside its callback has its event queued behind the
+// current one, so every watcher sees events in resourceVersion order.
+//
+// History is kept like the real watch cache: every event younger than `historyWindowMs` (75 s upstream,
+// eventFreshDuration) is kept, older ones only while the bucket holds fewer than `historyMinEvents`,
+// and never more than `historyMaxEvents`. A watch from a resourceVersion older than the oldest kept
+// event gets "too old resource version" (410 Expired).
+import type { Clock } from '../../shared/ports/clock.js';
+import type { EpochMillis } from '../../shared/domain/types.js';
+import type { JsonObject } from './json.js';
+import { resourceExpired } from './status.js';
+
+export type StoredEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+/** One committed change. Objects are frozen: the store shares them between history and readers. */
+export interface StoredEvent {
+  readonly type: StoredEventType;
+  readonly resourceVersion: number;
+  readonly key: string;
+  /** The new state; for DELETED the last state, carrying the deletion's resourceVersion. */
+  readonly object: Readonly<JsonObject>;
+  /** The state before, for MODIFIED and DELETED. */
+  readonly previous?: Readonly<JsonObject>;
+  readonly at: EpochMillis;
+}
+
+export type StoreListener = (event: StoredEvent) => void;
+
+export interface StoreOptions {
+  readonly clock: Clock;
+  readonly historyWindowMs?: number;
+  readonly historyMinEvents?: number;
+  readonly historyMaxEvents?: number;
+}
+
+interface Bucket {
+  readonly objects: Map<string, Readonly<JsonObject>>;
+  readonly history: StoredEvent[];
+  /** Events at or below this resourceVersion may be missing from history. */
+  compactedRevision: number;
+  readonly listeners: Set<StoreListener>;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) deepFreeze(inner);
+  }
+  return value;
+}
+
+/** Sorted like etcd keys, so lists come back in a stable order. */
+function compareKeys(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+export function storageKey(namespace: string, name: string): string {
+  return namespace === '' ? name : `${namespace}/${name}`;
+}
+
+export class ObjectStore {
+  private revision = 0;
+  private readonly buckets = new Map<string, Bucket>();
+  private readonly queue: { event: StoredEvent; listeners: StoreListener[] }[] = [];
+  private delivering = false;
+  private readonly clock: Clock;
+  private readonly historyWindowMs: number;
+  private readonly historyMinEvents: number;
+  private readonly historyMaxEvents: number;
+
+  constructor(options: StoreOptions) {
+    this.clock = options.clock;
+    this.historyWindowMs = options.historyWindowMs ?? 75_000;
+    this.historyMinEvents = options.historyMinEvents ?? 100;
+    this.historyMaxEvents = options.historyMaxEvents ?? 100_000;
+  }
+
+  /** The newest resourceVersion (etcd's current revision). */
+  get resourceVersion(): number {
+    return this.revision;
+  }
+
+  private bucket(storage: string): Bucket {
+    let bucket = this.buckets.get(storage);
+    if (bucket === undefined) {
+      bucket = { objects: new Map(), history: [], compactedRevision: 0, listeners: new Set() };
+      this.buckets.set(storage, bucket);
+    }
+    return bucket;
+  }
+
+  get(storage: string, key: string): Readonly<JsonObject> | undefined {
+    return this.bucket(storage).objects.get(key);
+  }
+
+  /** Every object of the bucket, by key; `namespace` restricts to one namespace. */
+  list(storage: string, namespace?: string): Readonly<JsonObject>[] {
+    const objects = this.bucket(storage).objects;
+    const prefix = namespace === undefined || namespace === '' ? undefined : `${namespace}/`;
+    const keys = [...objects.keys()]
+      .filter((key) => prefix === undefined || key.startsWith(prefix))
+      .sort(compareKeys);
+    return keys
+      .map((key) => objects.get(key))
+      .filter((obj): obj is Readonly<JsonObject> => obj !== undefined);
+  }
+
+  count(storage: string): number {
+    return this.bucket(storage).objects.size;
+  }
+
+  /**
+   * Writes `object` (created or replaced) at the next resourceVersion, records the event and delivers
+   * it. Returns the stored (frozen) object.
+   */
+  put(storage: string, key: string, object: JsonObject): Readonly<JsonObject> {
+    const bucket = this.bucket(storage);
+    const previous = bucket.objects.get(key);
+    const revision = ++this.revision;
+    const meta = object.metadata;
+    if (typeof meta === 'object' && meta !== null && !Array.isArray(meta))
+      meta.resourceVersion = String(revision);
+    const stored = deepFreeze(object);
+    bucket.objects.set(key, stored);
+    const event: StoredEvent =
+      previous === undefined
+        ? { type: 'ADDED', resourceVersion: revision, key, object: stored, at: this.clock.now() }
+        : {
+            type: 'MODIFIED',
+            resourceVersion: revision,
+            key,
+            object: stored,
+            previous,
+            at: this.clock.now(),
+          };
+    this.record(bucket, event);
+    return stored;
+  }
+
+  /** Removes the object at the next resourceVersion; returns its last state (with that resourceVersion). */
+  remove(storage: string, key: string): Readonly<JsonObject> | undefined {
+    const bucket = this.bucket(storage);
+    const previous = bucket.objects.get(key);
+    if (previous === undefined) return undefined;
+    const revision = ++this.revision;
+    bucket.objects.delete(key);
+    const last = structuredClone(previous) as JsonObject;
+    const meta = last.metadata;
+    if (typeof meta === 'object' && meta !== null && !Array.isArray(meta))
+      meta.resourceVersion = String(revision);
+    const stored = deepFreeze(last);
+    this.record(bucket, {
+      type: 'DELETED',
+      resourceVersion: revision,
+      key,
+      object: stored,
+      previous,
+      at: this.clock.now(),
+    });
+    return stored;
+  }
+
+  private record(bucket: Bucket, event: StoredEvent): void {
+    bucket.history.push(event);
+    this.trim(bucket);
+    this.queue.push({ event, listeners: [...bucket.listeners] });
+    this.drain();
+  }
+
+  private trim(bucket: Bucket): void {
+    const now = this.clock.now();
+    let drop = 0;
+    const { history } = bucket;
+    while (drop < history.length) {
+      const oldest = history[drop];
+      if (oldest === undefined) break;
+      const remaining = history.length - drop;
+      const tooMany = remaining > this.historyMaxEvents;
+      const stale = remaining > this.historyMinEvents && oldest.at < now - this.historyWindowMs;
+      if (!tooMany && !stale) break;
+      bucket.compactedRevision = oldest.resourceVersion;
+      drop++;
+    }
+    if (drop > 0) history.splice(0, drop);
+  }
+
+  private drain(): void {
+    if (this.delivering) return;
+    this.delivering = true;
+    try {
+      for (let next = this.queue.shift(); next !== undefined; next = this.queue.shift()) {
+        for (const listener of next.listeners) listener(next.event);
+      }
+    } finally {
+      this.delivering = false;
+    }
+  }
+
+  /**
+   * Subscribes to a bucket. With `fromRevision`, first replays the kept events after it (410 Expired
+   * when history no longer reaches back that far). Returns an unsubscribe function.
+   */
+  watch(storage: string, fromRevision: number | undefined, listener: StoreListener): () => void {
+    const bucket = this.bucket(storage);
+    if (fromRevision !== undefined) {
+      if (fromRevision < bucket.compactedRevision) {
+        throw resourceExpired(`too old resource version: ${fromRevision} (${bucket.compactedRevision})`);
+      }
+      const replay = bucket.history.filter((event) => event.resourceVersion > fromRevision);
+      this.queue.push(...replay.map((event) => ({ event, listeners: [listener] })));
+    }
+    bucket.listeners.add(listener);
+    this.drain();
+    return () => {
+      bucket.listeners.delete(listener);
+    };
+  }
+
+  /** Drops all history (as an etcd compaction does): resuming any earlier watch gets 410. */
+  compact(storage?: string): void {
+    const buckets = storage === undefined ? [...this.buckets.values()] : [this.bucket(storage)];
+    for (const bucket of buckets) {
+      bucket.history.length = 0;
+      bucket.compactedRevision = this.revision;
+    }
+  }
+}

@@ -1,0 +1,77 @@
+// The cluster port: everything the functions, the relay-less tools and the simulator's drivers do to a
+// Kubernetes cluster. `execute` answers the domain's Effects (shared/domain/effects.ts); the other
+// operations serve callers that are not controller passes (the taint eviction worker, the NoSchedule
+// tainting handler, the CLI).
+//
+// Contract: API failures are values, never exceptions. Every result that is not ok carries a reason the
+// domain branches on (NotFound, Conflict, Failed) and a message that names the node or pod. Only a broken
+// invariant (a write that would touch a taint this controller does not own) throws.
+import type { Effect, ReadResult, ResultOf, WriteResult } from '../domain/effects.js';
+import type { KubeEvent } from '../domain/kubeEvents.js';
+import type { TaintSwap } from '../domain/taints.js';
+import type { Node, Pod } from '../domain/types.js';
+
+export interface ClusterCallOptions {
+  /** Aborts the call (and its retries): the handler's deadline signal (STYLE, middy 2.3). */
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * What {@link ClusterPort.deletePodForTaintEviction} did. A pod that was already gone counts as done
+ * (`podWasGone`), so the caller neither retries nor counts a deletion.
+ */
+export type TaintEvictionDeleteResult =
+  { readonly ok: true; readonly podWasGone: boolean } | Extract<WriteResult, { readonly ok: false }>;
+
+export interface ClusterPort {
+  /**
+   * Performs one Effect and answers it with the result type of its kind (effects.ts EffectResults).
+   * Usable as the executor of driveAsync: `driveAsync(pass, (e) => cluster.execute(e, { signal }))`.
+   *
+   * @example
+   * const result = await cluster.execute({ kind: 'getNode', node: 'node-a' });
+   * if (result.ok) console.log(result.value.conditions);
+   */
+  execute<E extends Effect>(effect: E, opts?: ClusterCallOptions): Promise<ResultOf<E>>;
+
+  /** A fresh (quorum) read of one node. */
+  getNode(name: string, opts?: ClusterCallOptions): Promise<ReadResult<Node>>;
+
+  /** Every node, paginated. For relay-less tools (CLI, tests); the functions get nodes from the relay. */
+  listNodes(opts?: ClusterCallOptions): Promise<ReadResult<readonly Node[]>>;
+
+  /** upstream getPodsAssignedToNode: every pod whose spec.nodeName is `name`. */
+  listPodsOnNode(name: string, opts?: ClusterCallOptions): Promise<ReadResult<readonly Pod[]>>;
+
+  /**
+   * upstream AddOrUpdateLabelsOnNode with the result of reconcileNodeLabels (nodeLabels.ts): adds or
+   * overwrites the given labels, leaving the others alone.
+   */
+  addNodeLabels(
+    name: string,
+    labels: Readonly<Record<string, string>>,
+    opts?: ClusterCallOptions,
+  ): Promise<WriteResult>;
+
+  /**
+   * upstream SwapNodeControllerTaint: the same as the `swapNodeTaints` effect. Taints in `toAdd`
+   * without `timeAdded` are stamped with the adapter's clock. Throws TaintOwnershipError when a taint
+   * is not owned by the node controller (taints.ts ownedByNodeController).
+   */
+  swapNodeTaints(name: string, swap: TaintSwap, opts?: ClusterCallOptions): Promise<WriteResult>;
+
+  /**
+   * upstream addConditionAndDeletePod (taint eviction controller): GET the pod, add the
+   * DisruptionTarget condition through pods/status when it is not already there, then DELETE without
+   * a UID precondition and with the default grace period. One attempt; the caller retries
+   * (taintEviction.ts deletePodRetries).
+   */
+  deletePodForTaintEviction(
+    namespace: string,
+    name: string,
+    opts?: ClusterCallOptions,
+  ): Promise<TaintEvictionDeleteResult>;
+
+  /** Records a core/v1 Event, as client-go's EventRecorder would. Best effort: failures are values. */
+  recordEvent(event: KubeEvent, opts?: ClusterCallOptions): Promise<WriteResult>;
+}

@@ -1,0 +1,374 @@
+// Packages the service with the project's own osls (no login, no network, no AWS credentials) into a
+// temporary directory and checks the generated CloudFormation: what issue #4 §4 asks of the
+// deployment, the offline spec validation (scripts/validate-template.ts), and the bundle sizes.
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, readdir, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { validateTemplate } from '../../../scripts/validate-template.js';
+import {
+  tableDefinitions,
+  tableNamesWithPrefix,
+  TtlAttribute,
+} from '../../../shared/adapters/dynamodb/tables.js';
+import { CONFIG_KEYS, formatConfigValue, UPSTREAM_DEFAULTS, type ConfigKey } from '../../../shared/config.js';
+import {
+  HeartbeatDigestDetailType,
+  NodeChangedDetailType,
+  PodChangedDetailType,
+  RelaySource,
+} from '../../../shared/events.js';
+
+const root = fileURLToPath(new URL('../../../', import.meta.url));
+const STAGE = 'test';
+const PREFIX = `nlc-${STAGE}`;
+const CLUSTERS = ['default', 'staging'];
+const EKS_CLUSTER = 'prod-eks';
+
+interface Resource {
+  readonly Type: string;
+  readonly Properties?: Record<string, unknown>;
+  readonly Condition?: string;
+  readonly DeletionPolicy?: string;
+}
+interface Template {
+  readonly Resources: Record<string, Resource>;
+  readonly Outputs: Record<string, { readonly Value: unknown }>;
+}
+interface Statement {
+  readonly Effect: string;
+  readonly Action?: string | readonly string[];
+  readonly NotAction?: unknown;
+  readonly Resource?: unknown;
+}
+
+/** The functions, their rules (by detail-type, or a schedule), as the issue lists them. */
+const FUNCTIONS = {
+  nodeTaints: { events: [NodeChangedDetailType] },
+  monitorNodeHealth: { events: [HeartbeatDigestDetailType, 'rate(1 minute)'] },
+  evictionDrainer: { events: ['rate(1 minute)'] },
+  taintEviction: { events: [NodeChangedDetailType, PodChangedDetailType] },
+  podProcessing: { events: [PodChangedDetailType] },
+} as const;
+type FunctionName = keyof typeof FUNCTIONS;
+const FUNCTION_NAMES = Object.keys(FUNCTIONS) as FunctionName[];
+const logicalId = (fn: string): string => `${fn[0]?.toUpperCase() ?? ''}${fn.slice(1)}`;
+
+let outDir: string;
+let template: Template;
+
+const ofType = (type: string): [string, Resource][] =>
+  Object.entries(template.Resources).filter(([, r]) => r.Type === type);
+const props = (id: string): Record<string, unknown> => {
+  const resource = template.Resources[id];
+  if (resource === undefined) throw new Error(`no resource ${id}`);
+  return resource.Properties ?? {};
+};
+const getAtt = (id: string, attribute: string) => ({ 'Fn::GetAtt': [id, attribute] });
+const asList = <T>(value: T | readonly T[] | undefined): readonly T[] =>
+  value === undefined ? [] : Array.isArray(value) ? (value as readonly T[]) : [value as T];
+
+beforeAll(async () => {
+  outDir = await mkdtemp(join(tmpdir(), 'nlc-package-'));
+  const osls = join(root, 'node_modules', '.bin', 'osls');
+  await promisify(execFile)(
+    osls,
+    [
+      'package',
+      '--stage',
+      STAGE,
+      '--package',
+      outDir,
+      `--param=clusters=${CLUSTERS.join(',')}`,
+      `--param=eksClusterName=${EKS_CLUSTER}`,
+    ],
+    {
+      cwd: root,
+      env: {
+        ...process.env,
+        SLS_TELEMETRY_DISABLED: '1',
+        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      },
+      timeout: 120_000,
+      maxBuffer: 16 * 1024 * 1024,
+    },
+  );
+  template = JSON.parse(
+    await readFile(join(outDir, 'cloudformation-template-update-stack.json'), 'utf8'),
+  ) as Template;
+}, 150_000);
+
+afterAll(async () => {
+  await rm(outDir, { recursive: true, force: true });
+});
+
+describe('serverless package (stage test)', () => {
+  it('passes the offline CloudFormation spec validation', async () => {
+    const { issues } = await validateTemplate(template);
+    expect(issues).toEqual([]);
+  });
+
+  it.each(FUNCTION_NAMES)('%s: nodejs22.x on arm64, ESM handler, every setting passed as NLC_*', (fn) => {
+    const p = props(`${logicalId(fn)}LambdaFunction`);
+    expect(p).toMatchObject({
+      FunctionName: `${PREFIX}-${fn}`,
+      Handler: `functions/${fn}.handler`,
+      Runtime: 'nodejs22.x',
+      Architectures: ['arm64'],
+      Role: getAtt(`${logicalId(fn)}IamRoleLambdaExecution`, 'Arn'),
+    });
+    expect(p.TracingConfig).toBeUndefined(); // tracing is off by default
+    const env = (p.Environment as { Variables: Record<string, string> }).Variables;
+    for (const key of Object.keys(CONFIG_KEYS) as ConfigKey[]) {
+      expect(env[CONFIG_KEYS[key].envVar], key).toBe(formatConfigValue(key, UPSTREAM_DEFAULTS[key]));
+    }
+    expect(env.NLC_EKS_CLUSTER_NAME).toBe(EKS_CLUSTER);
+    const names = tableNamesWithPrefix(PREFIX);
+    expect(env).toMatchObject({
+      NLC_NODES_TABLE: names.nodes,
+      NLC_ZONES_TABLE: names.zones,
+      NLC_EVICTION_QUEUE_TABLE: names.evictionQueue,
+      NLC_POD_EVICTIONS_TABLE: names.podEvictions,
+      NLC_DECISIONS_TABLE: names.decisions,
+    });
+    expect(props(`${logicalId(fn)}LogGroup`)).toMatchObject({
+      LogGroupName: `/aws/lambda/${PREFIX}-${fn}`,
+      RetentionInDays: 30,
+    });
+  });
+
+  it('serializes the monitor: reserved concurrency 1', () => {
+    expect(props('MonitorNodeHealthLambdaFunction').ReservedConcurrentExecutions).toBe(1);
+  });
+
+  it('has exactly the rules the functions need, on the bus or on a schedule, matching source, detail-type and cluster', () => {
+    const found: string[] = [];
+    for (const [id, rule] of ofType('AWS::Events::Rule')) {
+      const p = rule.Properties ?? {};
+      const targets = p.Targets as { Arn: unknown }[];
+      expect(targets, id).toHaveLength(1);
+      const target = (targets[0]?.Arn as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+      const fn = FUNCTION_NAMES.find((name) => `${logicalId(name)}LambdaFunction` === target);
+      expect(fn, `${id} targets ${target}`).toBeDefined();
+      if (p.ScheduleExpression !== undefined) {
+        expect(p.EventBusName, id).toBeUndefined(); // schedules live on the default bus
+        found.push(`${fn ?? ''}:${p.ScheduleExpression as string}`);
+        continue;
+      }
+      expect(p.EventBusName, id).toEqual(getAtt('EventBus', 'Name'));
+      const pattern = p.EventPattern as Record<string, unknown>;
+      expect(pattern.source, id).toEqual([RelaySource]);
+      expect(pattern.detail, id).toEqual({ cluster: CLUSTERS });
+      const detailTypes = pattern['detail-type'] as string[];
+      expect(detailTypes, id).toHaveLength(1);
+      found.push(`${fn ?? ''}:${detailTypes[0] ?? ''}`);
+    }
+    const expected = FUNCTION_NAMES.flatMap((fn) => FUNCTIONS[fn].events.map((event) => `${fn}:${event}`));
+    expect(found.sort()).toEqual(expected.sort());
+  });
+
+  it('gives every rule target a retry policy and an SQS dead-letter queue', () => {
+    const rules = ofType('AWS::Events::Rule');
+    expect(rules.length).toBeGreaterThan(0);
+    for (const [id, rule] of rules) {
+      for (const target of (rule.Properties?.Targets ?? []) as Record<string, unknown>[]) {
+        expect(target.RetryPolicy, id).toEqual({
+          MaximumRetryAttempts: expect.any(Number) as number,
+          MaximumEventAgeInSeconds: expect.any(Number) as number,
+        });
+        const dlq = (target.DeadLetterConfig as { Arn: { 'Fn::GetAtt': [string, string] } }).Arn[
+          'Fn::GetAtt'
+        ];
+        expect(template.Resources[dlq[0]]?.Type, id).toBe('AWS::SQS::Queue');
+      }
+    }
+    // EventBridge may send to that queue (only from this stage's rules).
+    const policy = props('EventsDeadLetterQueuePolicy').PolicyDocument as { Statement: Statement[] };
+    expect(policy.Statement).toEqual([
+      expect.objectContaining({ Effect: 'Allow', Principal: { Service: 'events.amazonaws.com' } }),
+    ]);
+  });
+
+  it('gives every function an async retry limit and an SQS on-failure destination it may send to', () => {
+    for (const fn of FUNCTION_NAMES) {
+      const id = `${logicalId(fn)}LambdaEvConf`;
+      const p = props(id);
+      expect(p.MaximumRetryAttempts, id).toBe(2);
+      const destination = (p.DestinationConfig as { OnFailure: { Destination: unknown } }).OnFailure
+        .Destination;
+      expect(destination, id).toEqual(getAtt('FunctionsDeadLetterQueue', 'Arn'));
+      expect(statementsOfRole(`${logicalId(fn)}IamRoleLambdaExecution`), fn).toContainEqual({
+        Effect: 'Allow',
+        Action: ['sqs:SendMessage'],
+        Resource: destination,
+      });
+    }
+  });
+
+  it('has one IAM role per function and no wildcard action in any policy', () => {
+    const roles = ofType('AWS::IAM::Role').map(([id]) => id);
+    expect(roles.sort()).toEqual(FUNCTION_NAMES.map((fn) => `${logicalId(fn)}IamRoleLambdaExecution`).sort());
+    const statements = [
+      ...roles.flatMap(statementsOfRole),
+      ...ofType('AWS::IAM::Policy').flatMap(
+        ([, policy]) => (policy.Properties?.PolicyDocument as { Statement: Statement[] }).Statement,
+      ),
+    ];
+    expect(statements.length).toBeGreaterThan(FUNCTION_NAMES.length);
+    for (const statement of statements) {
+      expect(statement.NotAction).toBeUndefined();
+      for (const action of asList(statement.Action)) expect(action).not.toContain('*');
+      // A resource wildcard only where the service has no resource-level permissions (X-Ray).
+      if (statement.Effect === 'Allow' && asList(statement.Resource).includes('*')) {
+        expect(asList(statement.Action).every((a) => a.startsWith('xray:'))).toBe(true);
+      }
+    }
+  });
+
+  it('grants the monitor lambda:InvokeFunction on the drainer only', () => {
+    const invokes = FUNCTION_NAMES.flatMap((fn) =>
+      statementsOfRole(`${logicalId(fn)}IamRoleLambdaExecution`)
+        .filter((s) => asList(s.Action).includes('lambda:InvokeFunction'))
+        .map((s) => ({ fn, resource: s.Resource })),
+    );
+    expect(invokes).toEqual([
+      { fn: 'monitorNodeHealth', resource: getAtt('EvictionDrainerLambdaFunction', 'Arn') },
+    ]);
+  });
+
+  it('grants cluster credentials only for the configured source: eks:DescribeCluster on that cluster', () => {
+    const policies = ofType('AWS::IAM::Policy').map(([id, policy]) => ({ id, condition: policy.Condition }));
+    expect(policies).toEqual(
+      expect.arrayContaining([
+        { id: 'ClusterAuthEksPolicy', condition: 'UseEks' },
+        { id: 'ClusterAuthSecretPolicy', condition: 'UseKubeconfigSecret' },
+        { id: 'ClusterAuthParameterPolicy', condition: 'UseKubeconfigParameter' },
+      ]),
+    );
+    const eks = props('ClusterAuthEksPolicy');
+    expect((eks.PolicyDocument as { Statement: Statement[] }).Statement).toEqual([
+      {
+        Effect: 'Allow',
+        Action: 'eks:DescribeCluster',
+        Resource: {
+          'Fn::Sub': `arn:\${AWS::Partition}:eks:\${AWS::Region}:\${AWS::AccountId}:cluster/${EKS_CLUSTER}`,
+        },
+      },
+    ]);
+    expect((eks.Roles as unknown[]).length).toBe(FUNCTION_NAMES.length);
+  });
+
+  it('lets only the relay role put events on the bus', () => {
+    const policy = props('EventBus').Policy as { Statement: (Statement & { Condition: unknown })[] };
+    expect(policy.Statement).toEqual([
+      expect.objectContaining({
+        Effect: 'Deny',
+        Principal: '*',
+        Action: 'events:PutEvents',
+        Condition: {
+          ArnNotEquals: {
+            'aws:PrincipalArn': {
+              'Fn::Sub': `arn:\${AWS::Partition}:iam::\${AWS::AccountId}:role/nlc-relay-${STAGE}`,
+            },
+          },
+        },
+      }),
+    ]);
+  });
+
+  it('creates the tables of tables.ts: on-demand, PITR, SSE, TTL on Decisions, retained', () => {
+    const definitions = Object.values(tableDefinitions(tableNamesWithPrefix(PREFIX)));
+    expect(
+      ofType('AWS::DynamoDB::Table')
+        .map(([id]) => id)
+        .sort(),
+    ).toEqual(definitions.map((d) => d.logicalId).sort());
+    for (const definition of definitions) {
+      const table = template.Resources[definition.logicalId];
+      expect(table?.DeletionPolicy).toBe('Retain');
+      expect(table?.Properties).toMatchObject({
+        TableName: definition.create.TableName,
+        BillingMode: 'PAY_PER_REQUEST',
+        KeySchema: definition.create.KeySchema,
+        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+        SSESpecification: { SSEEnabled: true },
+      });
+    }
+    expect(props('DecisionsTable').TimeToLiveSpecification).toEqual({
+      AttributeName: TtlAttribute,
+      Enabled: true,
+    });
+  });
+
+  it('outputs the bus and the table names for the relay and the CLI, and the roles for EKS access entries', () => {
+    expect(template.Outputs).toMatchObject({
+      EventBusName: { Value: { Ref: 'EventBus' } },
+      EventBusArn: { Value: getAtt('EventBus', 'Arn') },
+      NodesTableName: { Value: { Ref: 'NodesTable' } },
+      ZonesTableName: { Value: { Ref: 'ZonesTable' } },
+      EvictionQueueTableName: { Value: { Ref: 'EvictionQueueTable' } },
+      PodEvictionsTableName: { Value: { Ref: 'PodEvictionsTable' } },
+      DecisionsTableName: { Value: { Ref: 'DecisionsTable' } },
+    });
+    for (const fn of FUNCTION_NAMES) {
+      expect(template.Outputs[`${logicalId(fn)}RoleArn`]?.Value).toEqual(
+        getAtt(`${logicalId(fn)}IamRoleLambdaExecution`, 'Arn'),
+      );
+    }
+  });
+
+  it('bundles each function into one ESM file (reported below)', async () => {
+    const rows: { function: string; 'zip KiB': number; 'bundle KiB': number; 'source map KiB': number }[] =
+      [];
+    for (const fn of FUNCTION_NAMES) {
+      const zip = join(outDir, `${fn}.zip`);
+      const entries = zipEntries(await readFile(zip));
+      const bundle = entries.get(`functions/${fn}.mjs`);
+      expect(bundle, `${fn}.zip holds functions/${fn}.mjs`).toBeDefined();
+      expect([...entries.keys()].sort()).toEqual([`functions/${fn}.mjs`, `functions/${fn}.mjs.map`]);
+      const { size } = await stat(zip);
+      rows.push({
+        function: fn,
+        'zip KiB': Math.round(size / 1024),
+        'bundle KiB': Math.round((bundle ?? 0) / 1024),
+        'source map KiB': Math.round((entries.get(`functions/${fn}.mjs.map`) ?? 0) / 1024),
+      });
+      // Lambda's limit is 50 MiB zipped; a fast cold start wants far less (DESIGN §8).
+      expect(size, fn).toBeLessThan(10 * 1024 * 1024);
+    }
+    console.table(rows);
+    expect((await readdir(outDir)).filter((f) => f.endsWith('.zip')).sort()).toEqual(
+      FUNCTION_NAMES.map((fn) => `${fn}.zip`).sort(),
+    );
+  });
+});
+
+function statementsOfRole(id: string): Statement[] {
+  const policies = props(id).Policies as { PolicyDocument: { Statement: Statement[] } }[];
+  return policies.flatMap((p) => p.PolicyDocument.Statement);
+}
+
+/** Name → uncompressed size of each entry, from the zip's central directory. */
+function zipEntries(zip: Buffer): Map<string, number> {
+  const END_OF_CENTRAL_DIRECTORY = 0x06054b50;
+  const CENTRAL_FILE_HEADER = 0x02014b50;
+  let end = zip.length - 22;
+  while (end >= 0 && zip.readUInt32LE(end) !== END_OF_CENTRAL_DIRECTORY) end--;
+  if (end < 0) throw new Error('not a zip file');
+  const count = zip.readUInt16LE(end + 10);
+  let offset = zip.readUInt32LE(end + 16);
+  const entries = new Map<string, number>();
+  for (let i = 0; i < count; i++) {
+    if (zip.readUInt32LE(offset) !== CENTRAL_FILE_HEADER) throw new Error('bad zip central directory');
+    const uncompressed = zip.readUInt32LE(offset + 24);
+    const nameLength = zip.readUInt16LE(offset + 28);
+    const extraLength = zip.readUInt16LE(offset + 30);
+    const commentLength = zip.readUInt16LE(offset + 32);
+    entries.set(zip.toString('utf8', offset + 46, offset + 46 + nameLength), uncompressed);
+    offset += 46 + nameLength + extraLength + commentLength;
+  }
+  return entries;
+}

@@ -1,0 +1,149 @@
+// infra/relay and infra/cluster-access: schema-valid (scripts/validate-manifests.ts) and what issue #3
+// asks of the relay's deployment.
+import { readdir, readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  kustomizationResources,
+  loadManifests,
+  validateManifests,
+  type LoadedManifest,
+} from '../../../scripts/validate-manifests.js';
+
+const infra = (path: string): string => fileURLToPath(new URL(`../../../infra/${path}`, import.meta.url));
+
+interface Rule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+}
+
+let relay: LoadedManifest[];
+const find = (kind: string, name: string): Record<string, unknown> => {
+  const found = relay.find(
+    (m) => m.object.kind === kind && (m.object.metadata as { name: string }).name === name,
+  );
+  if (found === undefined) throw new Error(`no ${kind}/${name}`);
+  return found.object;
+};
+
+beforeAll(async () => {
+  relay = await loadManifests([infra('relay')]);
+});
+
+describe('infra manifests', () => {
+  it('pass the schema check', async () => {
+    const all = await loadManifests([
+      infra('relay'),
+      infra('cluster-access'),
+      infra('cluster-access/kubeconfig-identity.yaml'),
+    ]);
+    expect(validateManifests(all)).toEqual([]);
+    expect(all.length).toBeGreaterThanOrEqual(12);
+  });
+
+  it.each(['relay', 'cluster-access'])(
+    'infra/%s/kustomization.yaml lists every manifest of its directory',
+    async (dir) => {
+      const listed = (await kustomizationResources(infra(dir))).map((p) => p.split('/').at(-1));
+      const files = (await readdir(infra(dir))).filter(
+        (f) => /\.ya?ml$/.test(f) && f !== 'kustomization.yaml' && f !== 'kubeconfig-identity.yaml',
+      );
+      expect(listed.sort()).toEqual(files.sort());
+    },
+  );
+});
+
+describe('the relay Deployment', () => {
+  it('runs 2 replicas as its service account, non-root with a read-only root filesystem, with probes and requests', () => {
+    const deployment = find('Deployment', 'nlc-relay') as {
+      metadata: { namespace: string };
+      spec: {
+        replicas: number;
+        selector: { matchLabels: Record<string, string> };
+        template: { metadata: { labels: Record<string, string> }; spec: Record<string, unknown> };
+      };
+    };
+    const { spec } = deployment;
+    expect(spec.replicas).toBe(2);
+    expect(spec.template.metadata.labels).toMatchObject(spec.selector.matchLabels);
+    const pod = spec.template.spec as {
+      serviceAccountName: string;
+      securityContext: Record<string, unknown>;
+      containers: Record<string, unknown>[];
+    };
+    expect(pod.serviceAccountName).toBe('nlc-relay');
+    expect(find('ServiceAccount', 'nlc-relay')).toMatchObject({
+      metadata: { namespace: deployment.metadata.namespace },
+    });
+    expect(pod.securityContext).toMatchObject({
+      runAsNonRoot: true,
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+    expect(pod.containers).toHaveLength(1);
+    const container = pod.containers[0] as Record<string, unknown>;
+    expect(container).toMatchObject({
+      securityContext: {
+        runAsNonRoot: true,
+        readOnlyRootFilesystem: true,
+        allowPrivilegeEscalation: false,
+        capabilities: { drop: ['ALL'] },
+      },
+      readinessProbe: { httpGet: { path: '/healthz' } },
+      livenessProbe: { httpGet: { path: '/healthz' } },
+      resources: { requests: { cpu: expect.any(String) as string, memory: expect.any(String) as string } },
+    });
+  });
+
+  it('is covered by a PodDisruptionBudget that keeps one replica', () => {
+    const pdb = find('PodDisruptionBudget', 'nlc-relay') as {
+      spec: { minAvailable: number; selector: unknown };
+    };
+    const deployment = find('Deployment', 'nlc-relay') as { spec: { selector: unknown } };
+    expect(pdb.spec.minAvailable).toBe(1);
+    expect(pdb.spec.selector).toEqual(deployment.spec.selector);
+  });
+});
+
+describe('the relay RBAC', () => {
+  it('reads nodes, pods and leases cluster-wide and writes nothing there', () => {
+    const role = find('ClusterRole', 'nlc-relay') as { rules: Rule[] };
+    expect(role.rules).toEqual([
+      { apiGroups: [''], resources: ['nodes', 'pods'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'watch'] },
+    ]);
+  });
+
+  it('creates and updates leases for leader election only in its own namespace', () => {
+    const role = find('Role', 'nlc-relay-leader-election') as {
+      metadata: { namespace: string };
+      rules: Rule[];
+    };
+    expect(role.metadata.namespace).toBe('nlc-system');
+    expect(role.rules).toEqual([
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
+    ]);
+  });
+
+  it.each([
+    ['ClusterRoleBinding', 'nlc-relay', 'ClusterRole'],
+    ['RoleBinding', 'nlc-relay-leader-election', 'Role'],
+  ])('%s %s binds the %s to the relay service account', (kind, name, roleKind) => {
+    expect(find(kind, name)).toMatchObject({
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: roleKind, name },
+      subjects: [{ kind: 'ServiceAccount', name: 'nlc-relay', namespace: 'nlc-system' }],
+    });
+  });
+});
+
+describe('infra/relay/iam-policy.json', () => {
+  it('allows events:PutEvents on one event bus and nothing else', async () => {
+    const policy = JSON.parse(await readFile(infra('relay/iam-policy.json'), 'utf8')) as {
+      Statement: { Effect: string; Action: string; Resource: string }[];
+    };
+    expect(policy.Statement).toEqual([
+      expect.objectContaining({ Effect: 'Allow', Action: 'events:PutEvents' }),
+    ]);
+    expect(policy.Statement[0]?.Resource).toMatch(/^arn:aws:events:[A-Z_]+:[A-Z_]+:event-bus\/nlc-[A-Z]+$/);
+  });
+});

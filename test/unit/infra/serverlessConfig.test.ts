@@ -1,0 +1,69 @@
+// serverless.yml against the code it deploys, without packaging (the package test does that once the
+// handlers exist): every controller setting is a stage parameter whose default is upstream's, passed to
+// the functions as its NLC_ variable; the table names are tables.ts's conventional ones.
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { parse, type Tags } from 'yaml';
+import { tableNamesWithPrefix } from '../../../shared/adapters/dynamodb/tables.js';
+import { ownedEnvVars } from '../../../shared/adapters/kubernetes/authConfig.js';
+import { CONFIG_KEYS, formatConfigValue, UPSTREAM_DEFAULTS, type ConfigKey } from '../../../shared/config.js';
+
+// CloudFormation's short-form tags, kept as their long forms.
+const cfnTags: Tags = ['Ref', 'Sub', 'GetAtt', 'If', 'Not', 'Equals'].flatMap((name) =>
+  (['scalar', 'seq', 'map'] as const).map((collection) => ({
+    tag: `!${name}`,
+    collection: collection === 'scalar' ? undefined : collection,
+    resolve: (value: unknown) => ({ [name === 'Ref' ? 'Ref' : `Fn::${name}`]: value }),
+  })),
+);
+
+interface ServerlessYml {
+  params: { default: Record<string, unknown> };
+  provider: { environment: Record<string, string>; runtime: string; architecture: string };
+  custom: { tables: Record<string, string> };
+  functions: Record<string, { handler: string }>;
+}
+let sls: ServerlessYml;
+
+beforeAll(async () => {
+  const text = await readFile(fileURLToPath(new URL('../../../serverless.yml', import.meta.url)), 'utf8');
+  sls = parse(text, { customTags: cfnTags }) as ServerlessYml;
+});
+
+describe('serverless.yml', () => {
+  it.each(Object.keys(CONFIG_KEYS) as ConfigKey[])(
+    '%s: a stage parameter defaulting to upstream, passed as its NLC_ variable',
+    (key) => {
+      expect(String(sls.params.default[key])).toBe(formatConfigValue(key, UPSTREAM_DEFAULTS[key]));
+      expect(sls.provider.environment[CONFIG_KEYS[key].envVar]).toBe(`\${param:${key}}`);
+    },
+  );
+
+  it('passes the cluster credentials settings the Kubernetes adapter reads', () => {
+    for (const name of [
+      'NLC_KUBECONFIG_SECRET_ID',
+      'NLC_KUBECONFIG_PARAMETER',
+      'NLC_EKS_CLUSTER_NAME',
+      'NLC_KUBECONFIG_CONTEXT',
+    ]) {
+      expect(ownedEnvVars).toContain(name);
+      expect(sls.provider.environment[name]).toMatch(/^\$\{param:\w+\}$/);
+    }
+  });
+
+  it('names the tables as tables.ts does', () => {
+    expect(sls.custom.tables).toEqual(tableNamesWithPrefix('${self:service}-${sls:stage}'));
+  });
+
+  it('runs the five handlers on nodejs22.x arm64', () => {
+    expect(sls.provider).toMatchObject({ runtime: 'nodejs22.x', architecture: 'arm64' });
+    expect(Object.fromEntries(Object.entries(sls.functions).map(([fn, f]) => [fn, f.handler]))).toEqual({
+      nodeTaints: 'functions/nodeTaints.handler',
+      monitorNodeHealth: 'functions/monitorNodeHealth.handler',
+      evictionDrainer: 'functions/evictionDrainer.handler',
+      taintEviction: 'functions/taintEviction.handler',
+      podProcessing: 'functions/podProcessing.handler',
+    });
+  });
+});
