@@ -1,0 +1,504 @@
+// The event contracts between the relay and the functions (DESIGN §3; docs/events.md is the reference).
+//
+// Three EventBridge events, source `nlc.relay`, each detail versioned (`schemaVersion: 1`) and carrying
+// the `cluster`. The schemas here are zod codecs: parsing a detail *decodes* the wire form (times as
+// ISO 8601 strings, probes as small ages) into the domain types of shared/domain/types.ts (times as
+// EpochMillis), and `z.encode` (or the `…ToWire` helpers) goes back. So a handler that uses
+// Powertools' parser gets domain values directly:
+//
+//   middy().use(parser({ schema: HeartbeatDigestEvent }))                       // the whole event, or
+//   middy().use(parser({ schema: HeartbeatDigestDetail, envelope: EventBridgeEnvelope })) // the detail
+//
+// Readers are tolerant (unknown fields are ignored, so additive changes keep v1) and strict about what
+// they use: a bad value or an unknown schemaVersion is rejected with one line per problem naming the
+// field, before any I/O (STYLE "Validation happens at the edges").
+import { Buffer } from 'node:buffer';
+import { EventBridgeSchema } from '@aws-lambda-powertools/parser/schemas/eventbridge';
+import { z } from 'zod';
+import { LabelArch, LabelArchStable, LabelOS, LabelOSStable } from './domain/nodeLabels.js';
+import type { EpochMillis, Node, Pod } from './domain/types.js';
+import {
+  LabelNodeExcludeDisruption,
+  LabelTopologyRegion,
+  LabelTopologyZone,
+  LabelZoneFailureDomain,
+  LabelZoneRegion,
+} from './domain/zones.js';
+import { EventEncodeError, EventParseError } from './errors.js';
+import {
+  describeInput,
+  formatWireTime,
+  isDNS1123Label,
+  isDNS1123Subdomain,
+  isLabelKey,
+  isLabelValue,
+  MaxEpochMillis,
+  MinEpochMillis,
+  parseWireTime,
+} from './wireFormat.js';
+
+export { formatWireTime, MaxEpochMillis, MinEpochMillis, parseWireTime } from './wireFormat.js';
+
+/** The `source` of every event the relay sends. */
+export const RelaySource = 'nlc.relay';
+export const NodeChangedDetailType = 'Node Changed';
+export const HeartbeatDigestDetailType = 'Heartbeat Digest';
+export const PodChangedDetailType = 'Pod Changed';
+/** The schemaVersion this build writes and reads (see docs/events.md, "Versioning"). */
+export const EventSchemaVersion = 1;
+
+/**
+ * The node labels the controller reads, and so the only ones a Node Changed event carries: zone and
+ * region (GetZoneKey reads the beta labels first), the disruption exclusion, and the OS/arch pairs
+ * reconcileNodeLabels keeps in step.
+ */
+export const ControllerLabelKeys: readonly string[] = Object.freeze([
+  LabelZoneFailureDomain,
+  LabelZoneRegion,
+  LabelTopologyZone,
+  LabelTopologyRegion,
+  LabelNodeExcludeDisruption,
+  LabelOSStable,
+  LabelArchStable,
+  LabelOS,
+  LabelArch,
+]);
+
+// ---------------------------------------------------------------------------------------------------
+// Primitives: times (RFC 3339 on the wire, EpochMillis in the domain; see wireFormat.ts) and names as
+// the API server validates them, so a reader never has to cope with anything else.
+
+const notADate = (iss: { readonly input?: unknown }): string =>
+  `expected an ISO 8601 date, got ${describeInput(iss.input)}`;
+
+const EpochMillisSchema = z.int().min(MinEpochMillis).max(MaxEpochMillis);
+const WireTimeString = z
+  .string({ error: notADate })
+  .refine((text) => parseWireTime(text) !== undefined, { error: notADate });
+/** A time: ISO string on the wire, EpochMillis in the domain. */
+const Time = z.codec(WireTimeString, EpochMillisSchema, {
+  decode: (text) => parseWireTime(text) ?? Number.NaN, // always defined: the string was validated
+  encode: formatWireTime,
+});
+
+const ClusterName = z.string().refine(isDNS1123Label, {
+  error: (iss) => `expected a cluster name (a DNS-1123 label), got ${describeInput(iss.input)}`,
+});
+const NodeName = z.string().refine(isDNS1123Subdomain, {
+  error: (iss) => `expected a node name (a DNS-1123 subdomain), got ${describeInput(iss.input)}`,
+});
+const PodName = z.string().refine(isDNS1123Subdomain, {
+  error: (iss) => `expected a pod name (a DNS-1123 subdomain), got ${describeInput(iss.input)}`,
+});
+const NamespaceName = z.string().refine(isDNS1123Label, {
+  error: (iss) => `expected a namespace (a DNS-1123 label), got ${describeInput(iss.input)}`,
+});
+const LabelKey = z.string().refine(isLabelKey, {
+  error: (iss) => `expected a label key, got ${describeInput(iss.input)}`,
+});
+const LabelValue = z.string().refine(isLabelValue, {
+  error: (iss) => `expected a label value, got ${describeInput(iss.input)}`,
+});
+const NonEmpty = z.string().min(1);
+const NonNegativeInt = z
+  .int()
+  .min(0, { error: (iss) => `expected an integer >= 0, got ${describeInput(iss.input)}` });
+
+/**
+ * The message for a discriminated union whose key matched no option. Typed loosely on purpose: zod's
+ * type says only union issues reach it, but a non-object input raises invalid_type through it too.
+ */
+function discriminatorError(
+  key: string,
+  message: (value: unknown) => string,
+): (iss: { readonly code?: string; readonly input?: unknown }) => string | undefined {
+  return (iss) => {
+    if (iss.code !== 'invalid_union') return undefined;
+    const input = iss.input;
+    return message(typeof input === 'object' && input !== null ? Reflect.get(input, key) : undefined);
+  };
+}
+
+const schemaVersionError = discriminatorError('schemaVersion', (version) =>
+  version === undefined
+    ? `missing: this consumer reads schemaVersion ${EventSchemaVersion}`
+    : `unsupported schemaVersion ${describeInput(version)}: this consumer reads schemaVersion ${EventSchemaVersion}`,
+);
+
+// ---------------------------------------------------------------------------------------------------
+// Node Changed
+
+const ConditionStatusSchema = z.enum(['True', 'False', 'Unknown']);
+const TaintEffectSchema = z.enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute']);
+const ChangeType = z.enum(['ADDED', 'MODIFIED', 'DELETED']);
+
+const NodeConditionSchema = z.object({
+  type: NonEmpty,
+  status: ConditionStatusSchema,
+  reason: z.string().optional(),
+  message: z.string().optional(),
+  lastHeartbeatTime: Time.optional(),
+  lastTransitionTime: Time.optional(),
+});
+
+const TaintSchema = z.object({
+  key: NonEmpty,
+  value: z.string().optional(),
+  effect: TaintEffectSchema,
+  timeAdded: Time.optional(),
+});
+
+/** The trimmed node (domain `Node`): only the fields the controller reads. */
+export const NodeSchema = z.object({
+  name: NodeName,
+  uid: NonEmpty,
+  resourceVersion: z.string().optional(),
+  creationTimestamp: Time,
+  labels: z.record(LabelKey, LabelValue),
+  conditions: z.array(NodeConditionSchema).readonly(),
+  taints: z.array(TaintSchema).readonly(),
+  unschedulable: z.boolean(),
+});
+/** A trimmed node as it travels (times as ISO strings). */
+export type WireNode = z.input<typeof NodeSchema>;
+
+const NodeChangedV1 = z.object({
+  schemaVersion: z.literal(1),
+  cluster: ClusterName,
+  type: ChangeType,
+  node: NodeSchema,
+});
+
+/**
+ * The detail of a `Node Changed` event. Parsing yields a {@link NodeChanged} with a domain `Node`.
+ *
+ * @example
+ * NodeChangedDetail.parse({ schemaVersion: 1, cluster: 'prod', type: 'ADDED', node: { name: 'n1', uid: 'u1',
+ *   creationTimestamp: '2026-01-29T09:00:00Z', labels: {}, conditions: [], taints: [], unschedulable: false } })
+ *   .node.creationTimestamp // 1769677200000
+ */
+export const NodeChangedDetail = z.discriminatedUnion('schemaVersion', [NodeChangedV1], {
+  error: schemaVersionError,
+});
+export type NodeChanged = z.output<typeof NodeChangedDetail>;
+export type NodeChangedWire = z.input<typeof NodeChangedDetail>;
+
+// ---------------------------------------------------------------------------------------------------
+// Pod Changed
+
+const TolerationSchema = z.object({
+  key: z.string().optional(),
+  operator: z.enum(['Exists', 'Equal', 'Lt', 'Gt', '']).optional(),
+  value: z.string().optional(),
+  effect: z.enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute', '']).optional(),
+  tolerationSeconds: z.int().optional(),
+});
+
+/** The trimmed pod (domain `Pod`). */
+export const PodSchema = z.object({
+  namespace: NamespaceName,
+  name: PodName,
+  uid: NonEmpty,
+  nodeName: z.string().refine((s) => s === '' || isDNS1123Subdomain(s), {
+    error: (iss) => `expected a node name or "" (not bound), got ${describeInput(iss.input)}`,
+  }),
+  tolerations: z.array(TolerationSchema).readonly(),
+  ownerKind: NonEmpty.optional(),
+  deletionTimestamp: Time.optional(),
+  deletionGracePeriodSeconds: NonNegativeInt.optional(),
+  ready: ConditionStatusSchema.optional(),
+  statusReason: z.string().optional(),
+});
+/** A trimmed pod as it travels (times as ISO strings). */
+export type WirePod = z.input<typeof PodSchema>;
+
+const PodChangedV1 = z.object({
+  schemaVersion: z.literal(1),
+  cluster: ClusterName,
+  type: ChangeType,
+  pod: PodSchema,
+  oldNodeName: NodeName.optional(),
+});
+
+/** The detail of a `Pod Changed` event. Parsing yields a {@link PodChanged} with a domain `Pod`. */
+export const PodChangedDetail = z.discriminatedUnion('schemaVersion', [PodChangedV1], {
+  error: schemaVersionError,
+});
+export type PodChanged = z.output<typeof PodChangedDetail>;
+export type PodChangedWire = z.input<typeof PodChangedDetail>;
+
+// ---------------------------------------------------------------------------------------------------
+// Heartbeat Digest
+//
+// On the wire, probes are ages: milliseconds before observedAt (small integers, exact, so observedAt -
+// age gives back the same instant in every digest and a probe never seems to move). Node names are
+// split into three levels, because cloud node names share long parts: the DNS domain (after the first
+// dot, "" when none), the prefix of the first label up to its last dash ("" when none) and the rest:
+//   ip-10-0-12-7.eu-west-1.compute.internal → probeAges["eu-west-1.compute.internal"]["ip-10-0-12"]["7"]
+//   gke-prod-pool-1-4f3a2b1c-x7k2           → probeAges[""]["gke-prod-pool-1-4f3a2b1c"]["x7k2"]
+// The split is a bijection on valid node names (the rest has no dash, the prefix no dot), and it halves
+// the size of a 5,000-node digest compared with grouping by domain only (docs/events.md, "Size").
+
+const NodeDomain = z.string().refine((s) => s === '' || isDNS1123Subdomain(s), {
+  error: (iss) => `expected the domain of a node name (or ""), got ${describeInput(iss.input)}`,
+});
+// Lengths: a subdomain's labels are not limited to 63 characters by the API server, only the whole
+// name to 253 (checked below on the joined name).
+const NodePrefix = z.string().refine((s) => s === '' || (s.length <= 251 && /^[a-z0-9][-a-z0-9]*$/.test(s)), {
+  error: (iss) => `expected a node name prefix (or ""), got ${describeInput(iss.input)}`,
+});
+const NodeSuffix = z.string().refine((s) => s.length <= 253 && /^[a-z0-9]+$/.test(s), {
+  error: (iss) => `expected the end of a node name's first label, got ${describeInput(iss.input)}`,
+});
+
+/** A node name as the digest's (domain, prefix, suffix) levels. */
+function splitNodeName(name: string): { domain: string; prefix: string; suffix: string } {
+  const dot = name.indexOf('.');
+  const host = dot < 0 ? name : name.slice(0, dot);
+  const dash = host.lastIndexOf('-');
+  return {
+    domain: dot < 0 ? '' : name.slice(dot + 1),
+    prefix: dash < 0 ? '' : host.slice(0, dash),
+    suffix: host.slice(dash + 1),
+  };
+}
+
+function joinNodeName(domain: string, prefix: string, suffix: string): string {
+  const host = prefix === '' ? suffix : `${prefix}-${suffix}`;
+  return domain === '' ? host : `${host}.${domain}`;
+}
+
+const PartSchema = z
+  .object({ index: NonNegativeInt, count: z.int().min(1) })
+  .refine((part) => part.index < part.count, { path: ['index'], error: 'expected an index below count' });
+
+const HeartbeatDigestV1 = z
+  .object({
+    schemaVersion: z.literal(1),
+    cluster: ClusterName,
+    relayId: z.string().min(1).max(253),
+    leaderSince: Time,
+    sequence: NonNegativeInt,
+    observedAt: Time,
+    part: PartSchema,
+    probeAges: z.record(NodeDomain, z.record(NodePrefix, z.record(NodeSuffix, NonNegativeInt))),
+  })
+  .superRefine(({ observedAt, probeAges }, ctx) => {
+    // What the levels cannot check on their own: the whole name, and the instant the age points to.
+    for (const [domain, prefixes] of Object.entries(probeAges)) {
+      for (const [prefix, suffixes] of Object.entries(prefixes)) {
+        for (const [suffix, age] of Object.entries(suffixes)) {
+          const path = ['probeAges', domain, prefix, suffix];
+          if (joinNodeName(domain, prefix, suffix).length > 253) {
+            ctx.addIssue({ code: 'custom', path, message: 'expected a node name of at most 253 characters' });
+          }
+          if (observedAt - age < MinEpochMillis) {
+            ctx.addIssue({ code: 'custom', path, message: 'expected an age within years 0000-9999' });
+          }
+        }
+      }
+    }
+  });
+
+const HeartbeatDigestDomain = z.object({
+  schemaVersion: z.literal(1),
+  cluster: ClusterName,
+  relayId: z.string().min(1).max(253),
+  leaderSince: EpochMillisSchema,
+  sequence: NonNegativeInt,
+  observedAt: EpochMillisSchema,
+  part: PartSchema,
+  probes: z.map(NodeName, EpochMillisSchema),
+});
+
+function compareStrings(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * The detail of a `Heartbeat Digest` event. Parsing yields a {@link HeartbeatDigest} whose `probes`
+ * maps node names to the relay-clock instant of their last observed probe.
+ */
+export const HeartbeatDigestDetail = z.codec(
+  z.discriminatedUnion('schemaVersion', [HeartbeatDigestV1], { error: schemaVersionError }),
+  HeartbeatDigestDomain,
+  {
+    decode: ({ probeAges, ...rest }) => {
+      const probes = new Map<string, EpochMillis>();
+      for (const [domain, prefixes] of Object.entries(probeAges)) {
+        for (const [prefix, suffixes] of Object.entries(prefixes)) {
+          for (const [suffix, age] of Object.entries(suffixes)) {
+            probes.set(joinNodeName(domain, prefix, suffix), rest.observedAt - age);
+          }
+        }
+      }
+      return { ...rest, probes };
+    },
+    encode: ({ probes, ...rest }) => {
+      // Sorted, so equal digests encode to equal bytes.
+      const names = [...probes.keys()].sort(compareStrings);
+      const probeAges: Record<string, Record<string, Record<string, number>>> = {};
+      for (const name of names) {
+        const { domain, prefix, suffix } = splitNodeName(name);
+        ((probeAges[domain] ??= {})[prefix] ??= {})[suffix] = rest.observedAt - (probes.get(name) ?? 0);
+      }
+      return { ...rest, probeAges };
+    },
+  },
+);
+export type HeartbeatDigest = z.output<typeof HeartbeatDigestDetail>;
+export type HeartbeatDigestWire = z.input<typeof HeartbeatDigestDetail>;
+
+// ---------------------------------------------------------------------------------------------------
+// Whole events, for Powertools' parser without an envelope (the detail type and source are checked too).
+
+export const NodeChangedEvent = EventBridgeSchema.extend({
+  source: z.literal(RelaySource),
+  'detail-type': z.literal(NodeChangedDetailType),
+  detail: NodeChangedDetail,
+});
+export const HeartbeatDigestEvent = EventBridgeSchema.extend({
+  source: z.literal(RelaySource),
+  'detail-type': z.literal(HeartbeatDigestDetailType),
+  detail: HeartbeatDigestDetail,
+});
+export const PodChangedEvent = EventBridgeSchema.extend({
+  source: z.literal(RelaySource),
+  'detail-type': z.literal(PodChangedDetailType),
+  detail: PodChangedDetail,
+});
+/** Any of the three, told apart by `detail-type` (the local bus and tests route with it). */
+export const RelayEvent = z.discriminatedUnion(
+  'detail-type',
+  [NodeChangedEvent, HeartbeatDigestEvent, PodChangedEvent],
+  {
+    error: discriminatorError(
+      'detail-type',
+      (detailType) =>
+        `expected "${NodeChangedDetailType}", "${HeartbeatDigestDetailType}" or "${PodChangedDetailType}", got ${describeInput(detailType)}`,
+    ),
+  },
+);
+export type RelayEvent = z.output<typeof RelayEvent>;
+
+/** What the relay sends: a detail type and its (domain) detail. */
+export type OutgoingEvent =
+  | { readonly detailType: typeof NodeChangedDetailType; readonly detail: NodeChanged }
+  | { readonly detailType: typeof HeartbeatDigestDetailType; readonly detail: HeartbeatDigest }
+  | { readonly detailType: typeof PodChangedDetailType; readonly detail: PodChanged };
+
+// ---------------------------------------------------------------------------------------------------
+// Errors that name the field
+
+function formatPath(root: string | undefined, path: readonly PropertyKey[]): string {
+  let text = root ?? '';
+  for (const segment of path) {
+    if (typeof segment === 'number') text += `[${segment}]`;
+    // Plain keys read as `.key`; others (label keys, node names) in brackets. At the root, `detail-type`.
+    else if (
+      typeof segment === 'string' &&
+      (text === '' ? /^[A-Za-z_$][\w$-]*$/ : /^[A-Za-z_$][\w$]*$/).test(segment)
+    )
+      text += text === '' ? segment : `.${segment}`;
+    else text += `[${JSON.stringify(String(segment))}]`;
+  }
+  return text === '' ? '(root)' : text;
+}
+
+/**
+ * One line per problem, each naming the field: `detail.node.conditions[0].lastHeartbeatTime: expected
+ * an ISO 8601 date, got "yesterday"`. `root` prefixes every path (use 'detail' for a detail alone).
+ *
+ * @example
+ * const result = NodeChangedDetail.safeParse({ schemaVersion: 2 });
+ * if (!result.success) formatZodIssues(result.error, 'detail');
+ * // ['detail.schemaVersion: unsupported schemaVersion 2: this consumer reads schemaVersion 1']
+ */
+export function formatZodIssues(error: z.ZodError, root?: string): string[] {
+  return error.issues.map((issue) => `${formatPath(root, issue.path)}: ${issueMessage(issue)}`);
+}
+
+function issueMessage(issue: z.core.$ZodIssue): string {
+  // Record keys and map entries nest the reason; unions (other than on schemaVersion) nest one list per option.
+  const nested =
+    issue.code === 'invalid_key' || issue.code === 'invalid_element'
+      ? issue.issues
+      : issue.code === 'invalid_union'
+        ? issue.errors.flat()
+        : [];
+  const reasons = [...new Set(nested.map(issueMessage))];
+  if (issue.code === 'invalid_key' && reasons.length > 0) return `invalid key: ${reasons.join('; ')}`;
+  if (reasons.length > 0) return reasons.join(' or ');
+  return issue.message.replace(/^Invalid input: /, '');
+}
+
+function parseWith<S extends z.ZodType>(schema: S, input: unknown, what: string, root?: string): z.output<S> {
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  throw new EventParseError(what, formatZodIssues(result.error, root), { cause: result.error });
+}
+
+function encodeWith<S extends z.ZodType>(
+  schema: S,
+  value: z.output<S>,
+  what: string,
+  root?: string,
+): z.input<S> {
+  const result = z.safeEncode(schema, value);
+  if (result.success) return result.data;
+  throw new EventEncodeError(what, formatZodIssues(result.error, root), { cause: result.error });
+}
+
+/** Parses a Node Changed detail; throws EventParseError naming every bad field. */
+export function parseNodeChanged(detail: unknown): NodeChanged {
+  return parseWith(NodeChangedDetail, detail, NodeChangedDetailType, 'detail');
+}
+/** Parses a Heartbeat Digest detail; throws EventParseError naming every bad field. */
+export function parseHeartbeatDigest(detail: unknown): HeartbeatDigest {
+  return parseWith(HeartbeatDigestDetail, detail, HeartbeatDigestDetailType, 'detail');
+}
+/** Parses a Pod Changed detail; throws EventParseError naming every bad field. */
+export function parsePodChanged(detail: unknown): PodChanged {
+  return parseWith(PodChangedDetail, detail, PodChangedDetailType, 'detail');
+}
+/** Parses a whole EventBridge event of any of the three types; throws EventParseError. */
+export function parseRelayEvent(event: unknown): RelayEvent {
+  return parseWith(RelayEvent, event, 'relay event');
+}
+
+/** The wire detail (a JSON-ready object) of an outgoing event; throws EventEncodeError naming the field. */
+export function encodeDetail(event: OutgoingEvent): NodeChangedWire | HeartbeatDigestWire | PodChangedWire {
+  switch (event.detailType) {
+    case NodeChangedDetailType:
+      return encodeWith(NodeChangedDetail, event.detail, event.detailType, 'detail');
+    case HeartbeatDigestDetailType:
+      return encodeWith(HeartbeatDigestDetail, event.detail, event.detailType, 'detail');
+    case PodChangedDetailType:
+      return encodeWith(PodChangedDetail, event.detail, event.detailType, 'detail');
+  }
+}
+
+/** UTF-8 byte length, the unit of every EventBridge size limit and of its 64 KB billing chunks. */
+export function utf8Bytes(text: string): number {
+  return Buffer.byteLength(text, 'utf8');
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Converters between the wire and domain forms
+
+/** A wire node as a domain Node (times to EpochMillis); throws EventParseError naming the field. */
+export function nodeFromWire(wire: WireNode): Node {
+  return parseWith(NodeSchema, wire, 'node', 'node');
+}
+/** A domain Node as a wire node (times to ISO strings); throws EventEncodeError naming the field. */
+export function nodeToWire(node: Node): WireNode {
+  return encodeWith(NodeSchema, node, 'node', 'node');
+}
+/** A wire pod as a domain Pod; throws EventParseError naming the field. */
+export function podFromWire(wire: WirePod): Pod {
+  return parseWith(PodSchema, wire, 'pod', 'pod');
+}
+/** A domain Pod as a wire pod; throws EventEncodeError naming the field. */
+export function podToWire(pod: Pod): WirePod {
+  return encodeWith(PodSchema, pod, 'pod', 'pod');
+}

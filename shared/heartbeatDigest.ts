@@ -1,0 +1,131 @@
+// The Heartbeat Digest as a stream: ordering across relay leaderships, splitting a large digest into
+// parts that fit an EventBridge entry, and reassembling the parts. The contract itself (fields, wire
+// encoding) is in events.ts; the reasoning and the measured sizes are in docs/events.md.
+import type { EpochMillis } from './domain/types.js';
+import { DigestPartsError } from './errors.js';
+import { encodeDetail, HeartbeatDigestDetailType, utf8Bytes, type HeartbeatDigest } from './events.js';
+
+function compareStrings(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * Where a digest stands in the relay's stream. `leaderSince` is the leadership term: the relay-clock
+ * instant this relay became leader. A new leader restarts `sequence` at 0 with a later `leaderSince`,
+ * so the order (leaderSince, relayId, sequence) never goes back across failovers or restarts.
+ */
+export type DigestPosition = Pick<HeartbeatDigest, 'leaderSince' | 'relayId' | 'sequence'>;
+
+/** Negative when `a` comes before `b`, 0 for the same digest (or a part of it), positive after. */
+export function compareDigestPosition(a: DigestPosition, b: DigestPosition): number {
+  return a.leaderSince - b.leaderSince || compareStrings(a.relayId, b.relayId) || a.sequence - b.sequence;
+}
+
+/**
+ * DESIGN §5: a digest not newer than the last processed one is a no-op (duplicates, retries,
+ * reordering, a deposed leader still sending).
+ */
+export function digestIsNewer(last: DigestPosition | undefined, next: DigestPosition): boolean {
+  return last === undefined || compareDigestPosition(last, next) < 0;
+}
+
+/**
+ * The part size the relay should split at: the pre-2026 EventBridge entry limit (256 KB) less room for
+ * Source and DetailType, so digests fit in every partition. 5,000 nodes need one part (docs/events.md).
+ */
+export const DefaultDigestPartMaxBytes = 256 * 1024 - 1024;
+
+/** UTF-8 bytes of the digest's JSON detail as the relay sends it. */
+export function heartbeatDigestBytes(digest: HeartbeatDigest): number {
+  return utf8Bytes(JSON.stringify(encodeDetail({ detailType: HeartbeatDigestDetailType, detail: digest })));
+}
+
+/**
+ * Splits a whole digest (part 0 of 1) into parts whose JSON detail is at most `maxBytes` each. Each
+ * part carries the same identity (cluster, relayId, leaderSince, sequence, observedAt) and a disjoint
+ * slice of the probes, in name order. A digest that fits is returned as is.
+ * Throws a RangeError when even one probe per part does not fit.
+ *
+ * @example splitDigest(digest, DefaultDigestPartMaxBytes).length // 1 for 5,000 nodes (about 57 KB)
+ */
+export function splitDigest(digest: HeartbeatDigest, maxBytes: number): HeartbeatDigest[] {
+  if (digest.part.count !== 1) throw new RangeError('splitDigest: expected a whole digest (part 0 of 1)');
+  const total = heartbeatDigestBytes(digest);
+  if (total <= maxBytes) return [digest];
+  const names = [...digest.probes.keys()].sort(compareStrings);
+  // Contiguous, near-equal slices; one more part until every part fits (rarely more than one retry).
+  for (let count = Math.max(2, Math.ceil(total / maxBytes)); count <= names.length; count++) {
+    const parts = Array.from({ length: count }, (_, index) => {
+      const slice = names.slice(
+        Math.floor((index * names.length) / count),
+        Math.floor(((index + 1) * names.length) / count),
+      );
+      const probes = new Map(slice.map((name) => [name, digest.probes.get(name) ?? digest.observedAt]));
+      return { ...digest, part: { index, count }, probes };
+    });
+    if (parts.every((part) => heartbeatDigestBytes(part) <= maxBytes)) return parts;
+  }
+  throw new RangeError(
+    names.length === 0
+      ? `splitDigest: a digest without probes is already over ${maxBytes} bytes`
+      : `splitDigest: a single probe does not fit in ${maxBytes} bytes`,
+  );
+}
+
+export type MergeDigestResult =
+  | { readonly kind: 'complete'; readonly digest: HeartbeatDigest }
+  /** Some parts have not arrived yet (each part is its own event); `missing` lists their indexes. */
+  | { readonly kind: 'incomplete'; readonly missing: readonly number[] };
+
+const identityFields = [
+  'schemaVersion',
+  'cluster',
+  'relayId',
+  'leaderSince',
+  'sequence',
+  'observedAt',
+] as const;
+
+/**
+ * Reassembles the parts of one digest. Duplicate deliveries of a part are ignored (EventBridge
+ * delivers at least once). Throws DigestPartsError when the parts belong to different digests, carry
+ * different counts, or two parts name the same node.
+ */
+export function mergeDigestParts(parts: readonly HeartbeatDigest[]): MergeDigestResult {
+  const first = parts[0];
+  if (first === undefined) throw new DigestPartsError('mergeDigestParts: no parts');
+  const byIndex = new Map<number, HeartbeatDigest>();
+  for (const part of parts) {
+    for (const field of identityFields) {
+      if (part[field] !== first[field]) {
+        throw new DigestPartsError(
+          `part ${part.part.index} has ${field} ${String(part[field])}, part ${first.part.index} has ${String(first[field])}`,
+        );
+      }
+    }
+    if (part.part.count !== first.part.count) {
+      throw new DigestPartsError(
+        `part ${part.part.index} has count ${part.part.count}, expected ${first.part.count}`,
+      );
+    }
+    const seen = byIndex.get(part.part.index);
+    if (seen !== undefined && !sameProbes(seen.probes, part.probes)) {
+      throw new DigestPartsError(`two different parts with index ${part.part.index}`);
+    }
+    byIndex.set(part.part.index, part);
+  }
+  const missing = Array.from({ length: first.part.count }, (_, i) => i).filter((i) => !byIndex.has(i));
+  if (missing.length > 0) return { kind: 'incomplete', missing };
+  const probes = new Map<string, EpochMillis>();
+  for (let index = 0; index < first.part.count; index++) {
+    for (const [name, at] of byIndex.get(index)?.probes ?? []) {
+      if (probes.has(name)) throw new DigestPartsError(`node ${name} appears in two parts`);
+      probes.set(name, at);
+    }
+  }
+  return { kind: 'complete', digest: { ...first, part: { index: 0, count: 1 }, probes } };
+}
+
+function sameProbes(a: ReadonlyMap<string, EpochMillis>, b: ReadonlyMap<string, EpochMillis>): boolean {
+  return a.size === b.size && [...a].every(([name, at]) => b.get(name) === at);
+}
