@@ -1,0 +1,98 @@
+// The Zones partition of a cluster as the monitor reads it: the cluster row (last digest, master
+// disruption, the metaVersion that fences monitor commits) and each zone row's state group (zone
+// state and gauges). The zone rows' queue group belongs to zoneQueues.ts.
+import { z } from 'zod';
+import type { ZoneState } from '../../domain/types.js';
+import type { ClusterMeta, ZoneGaugeValues } from '../../ports/stores.js';
+import type { DynamoContext, StoredItem } from './client.js';
+import { ClusterRowKey, decodeZone, InstantSchema } from './codec.js';
+import { parseItem } from './items.js';
+
+const MetaSchema = z.object({
+  metaVersion: z.number(),
+  lastSequence: z.number().optional(),
+  lastObservedAt: InstantSchema.optional(),
+  masterDisruption: z.boolean().optional(),
+  relayLastSeen: InstantSchema.optional(),
+});
+
+const ZoneStateRowSchema = z.object({
+  zone: z.string(),
+  stateVersion: z.number().optional(),
+  state: z.enum(['Initial', 'Normal', 'PartialDisruption', 'FullDisruption']).optional(),
+  size: z.number().optional(),
+  unhealthyNodes: z.number().optional(),
+  zoneHealth: z.number().optional(),
+});
+
+export function metaEqual(a: ClusterMeta, b: ClusterMeta): boolean {
+  return (
+    a.lastSequence === b.lastSequence &&
+    a.lastObservedAt === b.lastObservedAt &&
+    a.masterDisruption === b.masterDisruption &&
+    a.relayLastSeen === b.relayLastSeen
+  );
+}
+
+export function gaugeEqual(a: ZoneGaugeValues | undefined, b: ZoneGaugeValues): boolean {
+  return (
+    a !== undefined &&
+    a.zoneSize === b.zoneSize &&
+    a.unhealthyNodes === b.unhealthyNodes &&
+    (a.zoneHealth === b.zoneHealth || (Number.isNaN(a.zoneHealth) && Number.isNaN(b.zoneHealth)))
+  );
+}
+
+/** What the Zones partition of a cluster says. */
+export interface ZoneRows {
+  readonly meta: ClusterMeta;
+  readonly metaVersion: number;
+  readonly zoneStates: Map<string, ZoneState>;
+  readonly zoneStateVersions: Map<string, number>;
+  readonly gauges: Map<string, ZoneGaugeValues>;
+  /** Zone rows that carry a queue group, by zone key. */
+  readonly queueRows: Map<string, StoredItem>;
+}
+
+export function decodeZoneRows(ctx: DynamoContext, cluster: string, rows: readonly StoredItem[]): ZoneRows {
+  let meta: ClusterMeta = { masterDisruption: false };
+  let metaVersion = 0;
+  const zoneStates = new Map<string, ZoneState>();
+  const zoneStateVersions = new Map<string, number>();
+  const gauges = new Map<string, ZoneGaugeValues>();
+  const queueRows = new Map<string, StoredItem>();
+  const decoded: [string, z.output<typeof ZoneStateRowSchema>, StoredItem][] = [];
+  for (const row of rows) {
+    const key = { cluster, zone: String(row.zone) };
+    if (row.zone === ClusterRowKey) {
+      const m = parseItem(MetaSchema, row, { table: ctx.tables.zones, key });
+      metaVersion = m.metaVersion;
+      meta = {
+        ...(m.lastSequence !== undefined && { lastSequence: m.lastSequence }),
+        ...(m.lastObservedAt !== undefined && { lastObservedAt: m.lastObservedAt }),
+        masterDisruption: m.masterDisruption === true,
+        ...(m.relayLastSeen !== undefined && { relayLastSeen: m.relayLastSeen }),
+      };
+      continue;
+    }
+    decoded.push([
+      decodeZone(key.zone),
+      parseItem(ZoneStateRowSchema, row, { table: ctx.tables.zones, key }),
+      row,
+    ]);
+  }
+  decoded.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  for (const [zone, row, raw] of decoded) {
+    if (row.stateVersion !== undefined) zoneStateVersions.set(zone, row.stateVersion);
+    if (row.state !== undefined) zoneStates.set(zone, row.state);
+    if (row.size !== undefined && row.unhealthyNodes !== undefined) {
+      gauges.set(zone, {
+        zoneSize: row.size,
+        unhealthyNodes: row.unhealthyNodes,
+        zoneHealth: row.zoneHealth ?? Number.NaN,
+      });
+    }
+    if (raw.queueVersion !== undefined) queueRows.set(zone, raw);
+  }
+  return { meta, metaVersion, zoneStates, zoneStateVersions, gauges, queueRows };
+}

@@ -1,0 +1,448 @@
+// The monitor pass's state in DynamoDB: ControllerState spread over the Nodes (health group), Zones
+// (zone rows and the cluster row) and EvictionQueue tables, with a diff commit.
+//
+// Cost rules (DESIGN §8, docs/state.md):
+// - A node's health row is written only when a decision-relevant field changed: registration, the
+//   saved conditions, readyTransitionTimestamp, nodesToRetry membership, the legacy eviction status,
+//   or a probe time the next full Heartbeat Digest would not reproduce. A lease renewal alone, which
+//   only moves probeTimestamp to the relay-observed probe instant, is not written: after a cold start
+//   tryUpdateNodeHealth rebuilds the same probe from the digest (nodeHealth.ts).
+// - A warm function keeps its LoadedState and calls refresh, which reads the cluster row, the zone
+//   rows, the queues whose version moved and the nodes node-taints changed since its last read.
+//
+// Concurrency: the cluster row's metaVersion is claimed first on every commit, so of two monitors
+// that loaded the same state only one writes anything; every other row is conditional on its own
+// version as well. Queue changes that raced with the drainer are merged (zoneQueues.ts).
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { RateLimitedTimedQueue } from '../../domain/rateLimitedTimedQueue.js';
+import type { ZoneState } from '../../domain/types.js';
+import type {
+  ClusterMeta,
+  ControllerStateStore,
+  LoadedState,
+  NodeRowVersion,
+  StateAfterPass,
+  StoreCallOptions,
+  ZoneGaugeValues,
+  ZoneQueueVersion,
+} from '../../ports/stores.js';
+import {
+  Expression,
+  forEachLimit,
+  queryAll,
+  request,
+  type DynamoContext,
+  type StoreSettings,
+  type StoredItem,
+} from './client.js';
+import { decodeZoneRows, gaugeEqual, metaEqual, type ZoneRows } from './clusterRows.js';
+import { checkClusterName, ClusterRowKey, encodeInstant, encodeZone, isoString } from './codec.js';
+import {
+  decodeNodesItems,
+  encodeHealthRow,
+  healthNeedsWrite,
+  healthRowOf,
+  type HealthRow,
+} from './healthRows.js';
+import { parseItem } from './items.js';
+import { NodeGroupSchema, nodeOfItem } from './nodeStore.js';
+import { toDomainQueue } from './queueState.js';
+import { NodesByChangeIndex } from './tables.js';
+import { commitZoneQueueMerging, readZoneQueue, snapshotOf, versionOf } from './zoneQueues.js';
+
+/**
+ * Whether a copy of a node group read from the byNodeChange index is newer than the cached one. The
+ * index is read with an overlap and is eventually consistent, so older copies come back: the version
+ * decides. Except after a deleted node's tombstone expired and the name was used again: the item was
+ * created afresh and its version restarted, but it was written at least a tombstone TTL after the
+ * deletion (an older copy never is).
+ */
+export function isNewerNodeCopy(
+  cached: NodeRowVersion | undefined,
+  version: number,
+  updatedAtMs: number,
+  settings: Pick<StoreSettings, 'tombstoneTtlSeconds'>,
+): boolean {
+  if (cached === undefined || version > cached.version) return true;
+  return cached.deleted && updatedAtMs >= cached.updatedAtMs + settings.tombstoneTtlSeconds * 1000;
+}
+
+function sortedMap<V>(entries: Iterable<readonly [string, V]>): Map<string, V> {
+  return new Map([...entries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+export class DynamoDbControllerStateStore implements ControllerStateStore {
+  constructor(private readonly ctx: DynamoContext) {}
+
+  async load(cluster: string, opts: StoreCallOptions = {}): Promise<LoadedState> {
+    const { ctx } = this;
+    const { signal } = opts;
+    const fullLoadAt = ctx.clock.now();
+    // The cluster row first: it fences monitor commits, so rows read after it are at least as new,
+    // and a commit that lands in between makes our own commit fail instead of going unnoticed.
+    const zones = await this.readZoneRows(cluster, signal);
+    const nodesReadAt = ctx.clock.now();
+    const items = await queryAll(
+      ctx,
+      {
+        TableName: ctx.tables.nodes,
+        KeyConditionExpression: '#c = :c',
+        ExpressionAttributeNames: { '#c': 'cluster' },
+        ExpressionAttributeValues: { ':c': cluster },
+        ConsistentRead: true,
+      },
+      signal,
+    );
+    const rows = decodeNodesItems(ctx, cluster, items);
+    const queues = await this.readQueues(cluster, zones.queueRows, undefined, signal);
+    return {
+      cluster,
+      state: {
+        knownNodes: rows.knownNodes,
+        nodeHealth: rows.nodeHealth,
+        zoneStates: zones.zoneStates,
+        zoneQueues: queues.queues,
+        nodesToRetry: rows.nodesToRetry,
+        nodeEvictionStatus: rows.nodeEvictionStatus,
+      },
+      nodes: sortedMap(rows.nodes),
+      meta: zones.meta,
+      zones: zones.gauges,
+      versions: {
+        meta: zones.metaVersion,
+        health: rows.healthVersions,
+        nodes: rows.nodeVersions,
+        zoneStates: zones.zoneStateVersions,
+        zoneQueues: queues.versions,
+        nodesReadAt,
+        fullLoadAt,
+      },
+    };
+  }
+
+  async refresh(previous: LoadedState, opts: StoreCallOptions = {}): Promise<LoadedState> {
+    const { ctx } = this;
+    const { signal } = opts;
+    const { cluster } = previous;
+    if (ctx.clock.now() - previous.versions.fullLoadAt >= ctx.settings.fullReloadEveryMs) {
+      return this.load(cluster, opts);
+    }
+    const zones = await this.readZoneRows(cluster, signal);
+    // Another monitor committed since: our health rows may be stale. (Only monitors move metaVersion.)
+    if (zones.metaVersion !== previous.versions.meta) return this.load(cluster, opts);
+
+    const nodesReadAt = ctx.clock.now();
+    const changed = await queryAll(
+      ctx,
+      {
+        TableName: ctx.tables.nodes,
+        IndexName: NodesByChangeIndex,
+        KeyConditionExpression: '#c = :c AND #t >= :since',
+        ExpressionAttributeNames: { '#c': 'cluster', '#t': 'nodeUpdatedAtMs' },
+        ExpressionAttributeValues: {
+          ':c': cluster,
+          ':since': previous.versions.nodesReadAt - ctx.settings.refreshOverlapMs,
+        },
+      },
+      signal,
+    );
+    const nodes = new Map(previous.nodes);
+    const nodeVersions = new Map(previous.versions.nodes);
+    let touched = false;
+    for (const raw of changed) {
+      const item = parseItem(NodeGroupSchema, raw, {
+        table: ctx.tables.nodes,
+        key: { cluster, node: String(raw.node) },
+      });
+      const version = item.nodeVersion ?? 0;
+      const updatedAtMs = item.nodeUpdatedAtMs ?? 0;
+      if (!isNewerNodeCopy(nodeVersions.get(item.node), version, updatedAtMs, ctx.settings)) continue;
+      touched = true;
+      nodeVersions.set(item.node, { version, deleted: item.deleted === true, updatedAtMs });
+      const node = nodeOfItem(item);
+      if (node === undefined) nodes.delete(item.node);
+      else nodes.set(item.node, node);
+    }
+
+    const queues = await this.readQueues(cluster, zones.queueRows, previous, signal);
+    return {
+      cluster,
+      state: { ...previous.state, zoneQueues: queues.queues },
+      nodes: touched ? sortedMap(nodes) : previous.nodes,
+      meta: zones.meta,
+      zones: zones.gauges,
+      versions: {
+        ...previous.versions,
+        nodes: nodeVersions,
+        zoneQueues: queues.versions,
+        nodesReadAt,
+      },
+    };
+  }
+
+  async commit(
+    loaded: LoadedState,
+    after: StateAfterPass,
+    opts: StoreCallOptions = {},
+  ): Promise<LoadedState> {
+    const { ctx } = this;
+    const { signal } = opts;
+    const { cluster } = loaded;
+    const state = after.state;
+
+    // What changed.
+    const names = new Set<string>();
+    for (const s of [loaded.state, state]) {
+      for (const name of s.knownNodes.keys()) names.add(name);
+      for (const name of s.nodeHealth.keys()) names.add(name);
+      for (const name of s.nodesToRetry) names.add(name);
+      for (const name of s.nodeEvictionStatus.keys()) names.add(name);
+    }
+    const healthWrites: { name: string; row: HealthRow; expected: number | undefined }[] = [];
+    for (const name of names) {
+      const row = healthRowOf(state, name);
+      const expected = loaded.versions.health.get(name);
+      const empty =
+        row.registeredUid === undefined &&
+        row.health === undefined &&
+        !row.retry &&
+        row.evictionStatus === undefined;
+      if (empty && expected === undefined) continue;
+      if (expected !== undefined && !healthNeedsWrite(healthRowOf(loaded.state, name), row)) continue;
+      healthWrites.push({ name, row, expected });
+    }
+
+    const gauges = new Map((after.gauges ?? []).map(({ zone, ...g }) => [zone, g]));
+    const zoneStateWrites: {
+      zone: string;
+      state: ZoneState | undefined;
+      gauge: ZoneGaugeValues | undefined;
+    }[] = [];
+    for (const zone of new Set([
+      ...loaded.state.zoneStates.keys(),
+      ...state.zoneStates.keys(),
+      ...gauges.keys(),
+    ])) {
+      const zoneState = state.zoneStates.get(zone);
+      const gauge = gauges.get(zone);
+      const gaugeChanged = gauge !== undefined && !gaugeEqual(loaded.zones.get(zone), gauge);
+      if (zoneState === loaded.state.zoneStates.get(zone) && !gaugeChanged) continue;
+      zoneStateWrites.push({ zone, state: zoneState, gauge: gaugeChanged ? gauge : undefined });
+    }
+
+    const queueWrites = [...state.zoneQueues].filter(
+      ([zone, queue]) => queue !== loaded.state.zoneQueues.get(zone),
+    );
+
+    const unchanged =
+      healthWrites.length === 0 &&
+      zoneStateWrites.length === 0 &&
+      queueWrites.length === 0 &&
+      metaEqual(loaded.meta, after.meta);
+    if (unchanged) return { ...loaded, state };
+
+    // The fence: claim the cluster row before writing anything else.
+    const metaVersion = await this.claimMeta(cluster, loaded.versions.meta, after.meta, signal);
+
+    const health = new Map(loaded.versions.health);
+    await forEachLimit(healthWrites, ctx.settings.writeConcurrency, async (w) => {
+      health.set(w.name, await this.writeHealth(cluster, w.name, w.row, w.expected, signal));
+    });
+    const zoneStates = new Map(loaded.versions.zoneStates);
+    const zoneGauges = new Map(loaded.zones);
+    await forEachLimit(zoneStateWrites, ctx.settings.writeConcurrency, async (w) => {
+      zoneStates.set(
+        w.zone,
+        await this.writeZoneState(cluster, w, loaded.versions.zoneStates.get(w.zone), signal),
+      );
+      if (w.gauge !== undefined) zoneGauges.set(w.zone, w.gauge);
+    });
+    const zoneQueues = new Map(state.zoneQueues);
+    const queueVersions = new Map(loaded.versions.zoneQueues);
+    for (const [zone, queue] of queueWrites) {
+      const before = loaded.state.zoneQueues.get(zone);
+      const snapshot = snapshotOf(zone, loaded.versions.zoneQueues.get(zone), before);
+      const written = await commitZoneQueueMerging(ctx, cluster, snapshot, before, queue, signal);
+      zoneQueues.set(zone, written.queue);
+      queueVersions.set(zone, versionOf(written.snapshot));
+    }
+
+    return {
+      cluster,
+      state: { ...state, zoneQueues },
+      nodes: loaded.nodes,
+      meta: after.meta,
+      zones: zoneGauges,
+      versions: { ...loaded.versions, meta: metaVersion, health, zoneStates, zoneQueues: queueVersions },
+    };
+  }
+
+  private async readZoneRows(cluster: string, signal: AbortSignal | undefined): Promise<ZoneRows> {
+    const { ctx } = this;
+    const rows = await queryAll(
+      ctx,
+      {
+        TableName: ctx.tables.zones,
+        KeyConditionExpression: '#c = :c',
+        ExpressionAttributeNames: { '#c': 'cluster' },
+        ExpressionAttributeValues: { ':c': checkClusterName(cluster) },
+        ConsistentRead: true,
+      },
+      signal,
+    );
+    return decodeZoneRows(ctx, cluster, rows);
+  }
+
+  /** Every zone's queue; with `previous`, only those whose stored version moved are read again. */
+  private async readQueues(
+    cluster: string,
+    rows: ReadonlyMap<string, StoredItem>,
+    previous: LoadedState | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<{ queues: Map<string, RateLimitedTimedQueue>; versions: Map<string, ZoneQueueVersion> }> {
+    const queues = new Map<string, RateLimitedTimedQueue>();
+    const versions = new Map<string, ZoneQueueVersion>();
+    for (const [zone, row] of rows) {
+      const known = previous?.versions.zoneQueues.get(zone);
+      const cached = previous?.state.zoneQueues.get(zone);
+      if (
+        known !== undefined &&
+        cached !== undefined &&
+        row.queueVersion === known.version &&
+        row.pendingOps === undefined
+      ) {
+        queues.set(zone, cached);
+        versions.set(zone, known);
+        continue;
+      }
+      const snapshot = await readZoneQueue(this.ctx, cluster, zone, row, signal);
+      const queue = toDomainQueue(snapshot);
+      if (queue === undefined) continue;
+      queues.set(zone, queue);
+      versions.set(zone, versionOf(snapshot));
+    }
+    return { queues, versions };
+  }
+
+  private async claimMeta(
+    cluster: string,
+    expected: number,
+    meta: ClusterMeta,
+    signal: AbortSignal | undefined,
+  ): Promise<number> {
+    const { ctx } = this;
+    const now = ctx.clock.now();
+    const e = new Expression();
+    const metaVersionUnchanged =
+      expected === 0
+        ? `attribute_not_exists(${e.n('metaVersion')})`
+        : `${e.n('metaVersion')} = ${e.v(expected)}`;
+    const update = e.update({
+      metaVersion: expected + 1,
+      lastSequence: meta.lastSequence,
+      lastObservedAt: meta.lastObservedAt === undefined ? undefined : encodeInstant(meta.lastObservedAt),
+      masterDisruption: meta.masterDisruption,
+      relayLastSeen: meta.relayLastSeen === undefined ? undefined : encodeInstant(meta.relayLastSeen),
+      updatedAt: isoString(now),
+      updatedAtMs: now,
+    });
+    const key = { cluster, zone: ClusterRowKey };
+    await this.update(ctx.tables.zones, key, update, metaVersionUnchanged, e, signal);
+    return expected + 1;
+  }
+
+  private async writeHealth(
+    cluster: string,
+    name: string,
+    row: HealthRow,
+    expected: number | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<number> {
+    const now = this.ctx.clock.now();
+    const e = new Expression();
+    const healthVersionUnchanged =
+      expected === undefined
+        ? `attribute_not_exists(${e.n('healthVersion')})`
+        : `${e.n('healthVersion')} = ${e.v(expected)}`;
+    const version = (expected ?? 0) + 1;
+    const update = e.update({
+      ...encodeHealthRow(row),
+      healthVersion: version,
+      healthUpdatedAt: isoString(now),
+      healthUpdatedAtMs: now,
+    });
+    await this.update(
+      this.ctx.tables.nodes,
+      { cluster, node: name },
+      update,
+      healthVersionUnchanged,
+      e,
+      signal,
+    );
+    return version;
+  }
+
+  private async writeZoneState(
+    cluster: string,
+    w: { zone: string; state: ZoneState | undefined; gauge: ZoneGaugeValues | undefined },
+    expected: number | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<number> {
+    const now = this.ctx.clock.now();
+    const e = new Expression();
+    const stateVersionUnchanged =
+      expected === undefined
+        ? `attribute_not_exists(${e.n('stateVersion')})`
+        : `${e.n('stateVersion')} = ${e.v(expected)}`;
+    const version = (expected ?? 0) + 1;
+    const update = e.update({
+      state: w.state,
+      ...(w.gauge !== undefined && {
+        size: w.gauge.zoneSize,
+        unhealthyNodes: w.gauge.unhealthyNodes,
+        // DynamoDB stores no NaN (upstream's empty-zone health): left out then.
+        zoneHealth: Number.isFinite(w.gauge.zoneHealth) ? w.gauge.zoneHealth : undefined,
+      }),
+      stateVersion: version,
+      stateUpdatedAt: isoString(now),
+    });
+    await this.update(
+      this.ctx.tables.zones,
+      { cluster, zone: encodeZone(w.zone) },
+      update,
+      stateVersionUnchanged,
+      e,
+      signal,
+    );
+    return version;
+  }
+
+  private async update(
+    table: string,
+    key: Record<string, string>,
+    updateExpression: string,
+    condition: string,
+    e: Expression,
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
+    const { ctx } = this;
+    await request(
+      ctx,
+      'UpdateItem',
+      { table, key },
+      (abortSignal) =>
+        ctx.doc.send(
+          new UpdateCommand({
+            TableName: table,
+            Key: key,
+            UpdateExpression: updateExpression,
+            ConditionExpression: condition,
+            ...e.params,
+            ReturnConsumedCapacity: 'TOTAL',
+          }),
+          { abortSignal },
+        ),
+      signal,
+    );
+  }
+}

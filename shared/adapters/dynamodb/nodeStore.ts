@@ -1,0 +1,214 @@
+// The node cache in the Nodes table: node-taints writes the trimmed node on every Node Changed event
+// (the "node" group of the item), the monitor writes its health bookkeeping into the same item (the
+// "health" group, controllerStateStore.ts). Each writer's UpdateExpression touches only its own
+// attributes and is conditional only on its own ones, so the two never conflict.
+//
+// Events arrive out of order and more than once (EventBridge retries for up to 24 h), so a write
+// applies only when its resourceVersion is newer than the stored one; a deletion leaves a tombstone
+// that keeps the last resourceVersion until the TTL removes it, so a late ADDED cannot bring the node
+// back.
+import { z } from 'zod';
+import { BatchGetCommand, GetCommand, NumberValue, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { StoreError, VersionConflictError } from '../../errors.js';
+import type { Node } from '../../domain/types.js';
+import { getZoneKey, isNodeExcludedFromDisruptionChecks } from '../../domain/zones.js';
+import type { NodeStore, NodeWriteResult, StoreCallOptions } from '../../ports/stores.js';
+import { backoffMs, Expression, pause, request, type DynamoContext, type StoredItem } from './client.js';
+import {
+  checkClusterName,
+  decodeNode,
+  encodeNodeObject,
+  encodeZone,
+  integerResourceVersion,
+  isoString,
+  NodeObjectSchema,
+} from './codec.js';
+import { expiresAt, parseItem } from './items.js';
+
+/** The node group of a Nodes item, as read back. */
+export const NodeGroupSchema = z.object({
+  node: z.string(),
+  object: NodeObjectSchema.optional(),
+  resourceVersion: z.string().optional(),
+  nodeVersion: z.number().optional(),
+  nodeUpdatedAtMs: z.number().optional(),
+  deleted: z.boolean().optional(),
+});
+
+/** The live node a Nodes item holds, if any. */
+export function nodeOfItem(item: z.output<typeof NodeGroupSchema>): Node | undefined {
+  if (item.object === undefined || item.deleted === true) return undefined;
+  return decodeNode(item.node, item.object, item.resourceVersion);
+}
+
+/**
+ * The condition that a write with `resourceVersion` is newer than what is stored (`orEqual`: or the
+ * same, for deletions). Integers compare through `resourceVersionNum` when both sides have one.
+ */
+function resourceVersionIsNewer(e: Expression, resourceVersion: string, orEqual: boolean): string {
+  const rv = e.n('resourceVersion');
+  const num = e.n('resourceVersionNum');
+  const lt = orEqual ? '<=' : '<';
+  const asInteger = integerResourceVersion(resourceVersion);
+  const asStrings = `${rv} ${lt} ${e.v(resourceVersion)}`;
+  if (asInteger === undefined) return `attribute_not_exists(${rv}) OR ${asStrings}`;
+  return (
+    `attribute_not_exists(${rv}) OR ${num} ${lt} ${e.v(NumberValue.from(asInteger))} ` +
+    `OR (attribute_not_exists(${num}) AND ${asStrings})`
+  );
+}
+
+export class DynamoDbNodeStore implements NodeStore {
+  constructor(private readonly ctx: DynamoContext) {}
+
+  async putNode(cluster: string, node: Node, opts: StoreCallOptions = {}): Promise<NodeWriteResult> {
+    const set = {
+      object: encodeNodeObject(node),
+      zone: encodeZone(getZoneKey(node.labels)),
+      excluded: isNodeExcludedFromDisruptionChecks(node),
+      deleted: undefined,
+      expiresAt: undefined,
+    };
+    return this.write(cluster, node.name, node.resourceVersion, false, set, opts);
+  }
+
+  async deleteNode(
+    cluster: string,
+    name: string,
+    resourceVersion: string | undefined,
+    opts: StoreCallOptions = {},
+  ): Promise<NodeWriteResult> {
+    const set = {
+      object: undefined,
+      deleted: true,
+      expiresAt: expiresAt(this.ctx.clock.now(), this.ctx.settings.tombstoneTtlSeconds),
+    };
+    return this.write(cluster, name, resourceVersion, true, set, opts);
+  }
+
+  async getNode(cluster: string, name: string, opts: StoreCallOptions = {}): Promise<Node | undefined> {
+    const { ctx } = this;
+    const key = { cluster: checkClusterName(cluster), node: name };
+    const output = await request(
+      ctx,
+      'GetItem',
+      { table: ctx.tables.nodes, key },
+      (abortSignal) =>
+        ctx.doc.send(
+          new GetCommand({
+            TableName: ctx.tables.nodes,
+            Key: key,
+            ConsistentRead: true,
+            ReturnConsumedCapacity: 'TOTAL',
+          }),
+          { abortSignal },
+        ),
+      opts.signal,
+    );
+    if (output.Item === undefined) return undefined;
+    return nodeOfItem(parseItem(NodeGroupSchema, output.Item, { table: ctx.tables.nodes, key }));
+  }
+
+  async getNodes(
+    cluster: string,
+    names: readonly string[],
+    opts: StoreCallOptions = {},
+  ): Promise<ReadonlyMap<string, Node>> {
+    const { ctx } = this;
+    checkClusterName(cluster);
+    const ref = { table: ctx.tables.nodes };
+    const found = new Map<string, Node>();
+    const unique = [...new Set(names)];
+    for (let i = 0; i < unique.length; i += 100) {
+      let keys: Record<string, unknown>[] = unique.slice(i, i + 100).map((node) => ({ cluster, node }));
+      for (let attempt = 0; keys.length > 0; attempt++) {
+        if (attempt >= ctx.settings.batchAttempts) {
+          throw new StoreError(
+            ref,
+            'throttled',
+            `${keys.length} keys still unprocessed after ${attempt} BatchGetItem attempts`,
+          );
+        }
+        if (attempt > 0) await pause(backoffMs(ctx.settings, attempt - 1), ref, opts.signal);
+        const output = await request(
+          ctx,
+          'BatchGetItem',
+          ref,
+          (abortSignal) =>
+            ctx.doc.send(
+              new BatchGetCommand({
+                RequestItems: { [ctx.tables.nodes]: { Keys: keys, ConsistentRead: true } },
+                ReturnConsumedCapacity: 'TOTAL',
+              }),
+              { abortSignal },
+            ),
+          opts.signal,
+        );
+        for (const item of output.Responses?.[ctx.tables.nodes] ?? []) {
+          const stored: StoredItem = item;
+          const parsed = parseItem(NodeGroupSchema, stored, {
+            table: ctx.tables.nodes,
+            key: { cluster, node: String(stored.node) },
+          });
+          const node = nodeOfItem(parsed);
+          if (node !== undefined) found.set(node.name, node);
+        }
+        keys = output.UnprocessedKeys?.[ctx.tables.nodes]?.Keys ?? [];
+      }
+    }
+    return found;
+  }
+
+  private async write(
+    cluster: string,
+    name: string,
+    resourceVersion: string | undefined,
+    isDelete: boolean,
+    set: Readonly<Record<string, unknown>>,
+    opts: StoreCallOptions,
+  ): Promise<NodeWriteResult> {
+    const { ctx } = this;
+    const e = new Expression();
+    const key = { cluster: checkClusterName(cluster), node: name };
+    const now = ctx.clock.now();
+    const asInteger = resourceVersion === undefined ? undefined : integerResourceVersion(resourceVersion);
+    const update = e.update(
+      {
+        ...set,
+        resourceVersion,
+        resourceVersionNum: asInteger === undefined ? undefined : NumberValue.from(asInteger),
+        nodeUpdatedAt: isoString(now),
+        nodeUpdatedAtMs: now,
+      },
+      [`${e.n('nodeVersion')} = if_not_exists(${e.n('nodeVersion')}, ${e.v(0)}) + ${e.v(1)}`],
+    );
+    // Without a resourceVersion there is nothing to order by: the write applies (tests, tools).
+    const condition =
+      resourceVersion === undefined ? undefined : resourceVersionIsNewer(e, resourceVersion, isDelete);
+    try {
+      await request(
+        ctx,
+        'UpdateItem',
+        { table: ctx.tables.nodes, key },
+        (abortSignal) =>
+          ctx.doc.send(
+            new UpdateCommand({
+              TableName: ctx.tables.nodes,
+              Key: key,
+              UpdateExpression: update,
+              ...(condition !== undefined && { ConditionExpression: condition }),
+              ...e.params,
+              ReturnConsumedCapacity: 'TOTAL',
+            }),
+            { abortSignal },
+          ),
+        opts.signal,
+      );
+      return { applied: true };
+    } catch (error) {
+      // A newer (or the same) resourceVersion is stored: this event is stale or a duplicate.
+      if (error instanceof VersionConflictError) return { applied: false };
+      throw error;
+    }
+  }
+}

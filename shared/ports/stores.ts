@@ -1,0 +1,331 @@
+// The state store ports: what the functions keep between invocations (DESIGN §4). Upstream keeps all of
+// it in the controller's memory; here it lives in tables an operator can read (docs/state.md), behind
+// these interfaces so the domain and the handlers never see a storage SDK.
+//
+// Contract shared by every store:
+// - Writes that can race are conditional. A lost race throws VersionConflictError (shared/errors.ts)
+//   naming the table and key, after which the caller discards what it loaded and reruns from a fresh
+//   read; nothing is ever overwritten blindly.
+// - Any other failure throws StoreError (throttled after the SDK's retries, aborted, failed).
+// - `signal` aborts the request and any retries (the handler's deadline, STYLE middy 2.3).
+import type { ControllerState } from '../domain/controllerState.js';
+import type { RateLimitedTimedQueue } from '../domain/rateLimitedTimedQueue.js';
+import type { TimedWorkerEntry } from '../domain/timedWorkerQueue.js';
+import type { EpochMillis, Node, PodKey } from '../domain/types.js';
+import type { ZoneGauge } from '../domain/zones.js';
+
+export interface StoreCallOptions {
+  /** Aborts the call and its retries. */
+  readonly signal?: AbortSignal;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Controller state (the monitor pass)
+
+/** Cluster-wide facts (one row per cluster). */
+export interface ClusterMeta {
+  /** `sequence` of the last Heartbeat Digest processed; a digest not newer is a no-op (DESIGN §5). */
+  readonly lastSequence?: number;
+  /** `observedAt` (relay clock) of that digest. */
+  readonly lastObservedAt?: EpochMillis;
+  /** Every zone is FullDisruption: upstream's master disruption mode (evictions stopped). */
+  readonly masterDisruption: boolean;
+  /** Relay-clock time of the last digest received, processed or not (observation-gap checks, operators). */
+  readonly relayLastSeen?: EpochMillis;
+}
+
+/** A zone's gauges as last stored (node_collector_zone_size, zone_health, unhealthy_nodes_in_zone). */
+export type ZoneGaugeValues = Omit<ZoneGauge, 'zone'>;
+
+/** The version of a Nodes item's node group (written by node-taints). */
+export interface NodeRowVersion {
+  readonly version: number;
+  /** The node was deleted: the item is a tombstone that keeps its last resourceVersion. */
+  readonly deleted: boolean;
+  /** When node-taints wrote it (its wall clock). */
+  readonly updatedAtMs: EpochMillis;
+}
+
+/** One stored entry of a zone's eviction queue, as read: what a diff commit compares against. */
+export interface StoredQueueEntry {
+  /** In the queue (waiting); false = only in the processed-once set, or removed. */
+  readonly inQueue: boolean;
+  /** In upstream UniqueQueue's set; false = removed (a tombstone kept so a late writer cannot resurrect it). */
+  readonly inSet: boolean;
+  readonly uid?: string;
+  readonly addedAt?: EpochMillis;
+  readonly processAt?: EpochMillis;
+  /** Position among queue entries with the same processAt (insertion order). */
+  readonly seq: number;
+  /** Position in the set (insertion order). */
+  readonly setSeq: number;
+}
+
+/** A zone queue's stored version and entries; `version` 0 means nothing is stored yet. */
+export interface ZoneQueueVersion {
+  readonly version: number;
+  /** The next insertion sequence number to hand out. */
+  readonly nextSeq: number;
+  readonly entries: ReadonlyMap<string, StoredQueueEntry>;
+}
+
+/**
+ * Per-row versions and bookkeeping a diff commit needs. Callers pass it back untouched (it comes with
+ * a LoadedState and goes back into commit or refresh).
+ */
+export interface StoreVersions {
+  /** Version of the cluster row: every monitor commit moves it, which fences concurrent monitors. 0 = none. */
+  readonly meta: number;
+  /** Health-group version of each Nodes item that has one. */
+  readonly health: ReadonlyMap<string, number>;
+  readonly nodes: ReadonlyMap<string, NodeRowVersion>;
+  /** State-group version of each Zones row that has one. */
+  readonly zoneStates: ReadonlyMap<string, number>;
+  readonly zoneQueues: ReadonlyMap<string, ZoneQueueVersion>;
+  /** Wall-clock time the node rows were last read (refresh reads the changes since, with an overlap). */
+  readonly nodesReadAt: EpochMillis;
+  /** Wall-clock time of the last full load. */
+  readonly fullLoadAt: EpochMillis;
+}
+
+/** What a monitor pass starts from. */
+export interface LoadedState {
+  readonly cluster: string;
+  readonly state: ControllerState;
+  /** The node cache (upstream nodeLister): live nodes by name, in name order. */
+  readonly nodes: ReadonlyMap<string, Node>;
+  readonly meta: ClusterMeta;
+  readonly zones: ReadonlyMap<string, ZoneGaugeValues>;
+  readonly versions: StoreVersions;
+}
+
+/** What a monitor pass ends with. */
+export interface StateAfterPass {
+  readonly state: ControllerState;
+  readonly meta: ClusterMeta;
+  /** The pass's zone gauges (DisruptionResult.gauges), stored on the zone rows when they change. */
+  readonly gauges?: readonly ZoneGauge[];
+}
+
+export interface ControllerStateStore {
+  /**
+   * Everything a monitor pass needs, read consistently: the controller state, the node cache, the
+   * cluster row and the versions a later commit is conditional on.
+   *
+   * @example
+   * const loaded = await store.load('prod', { signal });
+   * const pass = monitorNodeHealth(loaded.state, { nodes: [...loaded.nodes.values()], leases }, now, config);
+   */
+  load(cluster: string, opts?: StoreCallOptions): Promise<LoadedState>;
+
+  /**
+   * Brings a LoadedState kept by a warm function up to date for a fraction of a full load: it reads
+   * the cluster row, the zone rows, the queues that changed and the nodes changed since the last read.
+   * Falls back to a full load when another writer committed monitor state in between.
+   */
+  refresh(previous: LoadedState, opts?: StoreCallOptions): Promise<LoadedState>;
+
+  /**
+   * Writes what changed between `loaded` and `after`, conditionally on the versions read: the cluster
+   * row first (it fences concurrent monitors), then the node health rows whose decision-relevant
+   * fields changed, the zone rows and the eviction queues. A probe time the next full Heartbeat Digest
+   * reproduces is not a reason to write. Returns the LoadedState to start the next pass from.
+   * Throws VersionConflictError when another writer got there first (some rows may already be
+   * written): discard `loaded` and rerun from a fresh load. Queue changes that raced with the drainer
+   * are merged onto a fresh read instead.
+   */
+  commit(loaded: LoadedState, after: StateAfterPass, opts?: StoreCallOptions): Promise<LoadedState>;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The node cache (node-taints writes it on Node Changed)
+
+export interface NodeWriteResult {
+  /** False when the stored resourceVersion was newer (or the same): the event was stale or a duplicate. */
+  readonly applied: boolean;
+}
+
+export interface NodeStore {
+  /**
+   * Stores the trimmed node, unless a newer resourceVersion is stored (compared as integers when both
+   * parse as integers, else as strings). Never touches the monitor's fields of the same item.
+   */
+  putNode(cluster: string, node: Node, opts?: StoreCallOptions): Promise<NodeWriteResult>;
+  /**
+   * Marks the node deleted (a tombstone that keeps `resourceVersion`, expires after a while), unless a
+   * newer resourceVersion is stored. A delete with the stored resourceVersion itself applies.
+   */
+  deleteNode(
+    cluster: string,
+    name: string,
+    resourceVersion: string | undefined,
+    opts?: StoreCallOptions,
+  ): Promise<NodeWriteResult>;
+  /** One node from the cache (strongly consistent); undefined when absent or deleted. */
+  getNode(cluster: string, name: string, opts?: StoreCallOptions): Promise<Node | undefined>;
+  /** Several nodes (the drainer's queued ones); absent and deleted ones are left out. */
+  getNodes(
+    cluster: string,
+    names: readonly string[],
+    opts?: StoreCallOptions,
+  ): Promise<ReadonlyMap<string, Node>>;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Zone eviction queues (the drainer: doNoExecuteTaintingPass / doEvictionPass)
+
+export interface LoadedZoneQueues {
+  readonly cluster: string;
+  /** Every zone's RateLimitedTimedQueue (its limiter from the zone row, its entries from EvictionQueue). */
+  readonly queues: ReadonlyMap<string, RateLimitedTimedQueue>;
+  readonly versions: ReadonlyMap<string, ZoneQueueVersion>;
+}
+
+/** What a change to one zone's queue returns: the new queue (undefined = write nothing) and a result. */
+export interface ZoneQueueChange<T> {
+  readonly queue: RateLimitedTimedQueue | undefined;
+  readonly result: T;
+}
+
+export interface CommitZoneQueuesOptions extends StoreCallOptions {
+  /**
+   * On a lost race, re-apply this commit's per-entry changes and limiter swaps onto a fresh read
+   * instead of throwing (the monitor's way). Two token withdrawals cannot be merged: that still throws.
+   */
+  readonly merge?: boolean;
+}
+
+export interface ZoneQueueStore {
+  /** Every zone's queue and limiter; only zones with entries cost an EvictionQueue read. */
+  loadZoneQueues(cluster: string, opts?: StoreCallOptions): Promise<LoadedZoneQueues>;
+  /** Writes the zones whose queue or limiter changed, each conditional on its version. */
+  commitZoneQueues(
+    loaded: LoadedZoneQueues,
+    after: ReadonlyMap<string, RateLimitedTimedQueue>,
+    opts?: CommitZoneQueuesOptions,
+  ): Promise<LoadedZoneQueues>;
+  /**
+   * Read-modify-write of one zone's queue, retried from a fresh read on a lost race: `change` may run
+   * several times and must be pure. The drainer takes a token this way before it taints.
+   *
+   * @example
+   * const { result: item } = await queues.updateZoneQueue('prod', zone, (q) => {
+   *   if (q === undefined) return { queue: undefined, result: undefined };
+   *   const step = tryNext(q, now);
+   *   return { queue: step.queue, result: step.item };
+   * });
+   */
+  updateZoneQueue<T>(
+    cluster: string,
+    zone: string,
+    change: (queue: RateLimitedTimedQueue | undefined) => ZoneQueueChange<T>,
+    opts?: StoreCallOptions,
+  ): Promise<ZoneQueueChange<T>>;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Pod evictions (the taint eviction controller's TimedWorkerQueue)
+
+/** A TimedWorkerQueue entry plus the node the pod was on when it was scheduled. */
+export interface PodEviction extends TimedWorkerEntry {
+  readonly nodeName: string;
+}
+
+/** Outcome of {@link PodEvictionStore.add}: upstream AddWork's three cases. */
+export type AddPodEvictionResult =
+  | { readonly kind: 'scheduled' | 'firing'; readonly eviction: PodEviction }
+  | { readonly kind: 'skipped'; readonly existing: PodEviction };
+
+export interface PodEvictionStore {
+  /** Every pending eviction of the cluster. */
+  list(cluster: string, opts?: StoreCallOptions): Promise<readonly PodEviction[]>;
+  get(cluster: string, key: PodKey, opts?: StoreCallOptions): Promise<PodEviction | undefined>;
+  /**
+   * upstream AddWork: a fresh token from the cluster's counter, then a create that loses to an
+   * existing entry (`skipped`). `now` is the call time the timer counts from (timedWorkerQueue.ts).
+   */
+  add(
+    cluster: string,
+    work: {
+      readonly key: PodKey;
+      readonly nodeName: string;
+      readonly createdAt: EpochMillis;
+      readonly fireAt: EpochMillis;
+      readonly now: EpochMillis;
+    },
+    opts?: StoreCallOptions,
+  ): Promise<AddPodEvictionResult>;
+  /** The timer of the entry holding `token` fired: mark it running. False when replaced, gone or already running. */
+  startFiring(cluster: string, key: PodKey, token: number, opts?: StoreCallOptions): Promise<boolean>;
+  /** The work of the entry holding `token` finished: remove it, only if it still holds that token. */
+  complete(cluster: string, key: PodKey, token: number, opts?: StoreCallOptions): Promise<boolean>;
+  /** upstream CancelWork: remove the entry whatever its state; `cancelled` as timedWorkerQueue.cancelWork. */
+  cancel(
+    cluster: string,
+    key: PodKey,
+    opts?: StoreCallOptions,
+  ): Promise<{ readonly cancelled: boolean; readonly removed?: PodEviction }>;
+  /** Waiting timers due at `now` (firesAt <= now), earliest first, ties by key (timedWorkerQueue dueWork). */
+  dueEvictions(cluster: string, now: EpochMillis, opts?: StoreCallOptions): Promise<readonly PodEviction[]>;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Decisions (the audit trail)
+
+export type JsonValue =
+  string | number | boolean | null | readonly JsonValue[] | { readonly [key: string]: JsonValue };
+
+/** One decision: what the controller decided about a subject, why, on what inputs, with what result. */
+export interface DecisionRecord {
+  /** The subject: a node name, or `#cluster` / `#zone:<zone>` for cluster- and zone-wide decisions. */
+  readonly node: string;
+  /** When it was decided: the pass's `now` (the digest's observedAt for the monitor). */
+  readonly at: EpochMillis;
+  /** The function that decided (`monitor`, `drainer`, `node-taints`, `taint-eviction`, …); part of the key. */
+  readonly source: string;
+  /** What was decided, e.g. `updateNodeStatus`, `swapNodeTaints`, `enqueue`. */
+  readonly what: string;
+  /** Why, in words (the effect's `why`). */
+  readonly why: string;
+  /** The inputs the decision read (conditions, zone state, probe times…). */
+  readonly inputs?: Readonly<Record<string, JsonValue>>;
+  /** What came of it: `ok`, `dryRun`, or the failure (`Conflict: …`). */
+  readonly result?: string;
+  readonly dryRun?: boolean;
+}
+
+export interface StoredDecision extends DecisionRecord {
+  readonly cluster: string;
+  /** The sort key: `<ISO at>#<source>#<index>`. */
+  readonly id: string;
+  /** When the table's TTL deletes it (epoch seconds). */
+  readonly expiresAt: number;
+}
+
+export interface DecisionQuery {
+  /** At most this many (default 50). */
+  readonly limit?: number;
+  /** Newest first (default true). */
+  readonly newestFirst?: boolean;
+}
+
+export interface DecisionStore {
+  /** Appends records (idempotent: the same record appended twice is stored once). */
+  append(cluster: string, records: readonly DecisionRecord[], opts?: StoreCallOptions): Promise<void>;
+  /** One subject's decisions, newest first unless asked otherwise. */
+  query(
+    cluster: string,
+    node: string,
+    query?: DecisionQuery,
+    opts?: StoreCallOptions,
+  ): Promise<readonly StoredDecision[]>;
+}
+
+/** All state stores of one deployment. */
+export interface StateStores {
+  readonly controllerState: ControllerStateStore;
+  readonly nodes: NodeStore;
+  readonly zoneQueues: ZoneQueueStore;
+  readonly podEvictions: PodEvictionStore;
+  readonly decisions: DecisionStore;
+}

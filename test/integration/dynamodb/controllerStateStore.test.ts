@@ -1,0 +1,332 @@
+// ControllerStateStore against dynalite: round trip of states made by real passes, the diff commit,
+// the cluster-row fence, warm refresh vs cold load, and pagination.
+import { DeleteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { retryOnVersionConflict } from '../../../shared/adapters/dynamodb/index.js';
+import { emptyControllerState, type ControllerState } from '../../../shared/domain/controllerState.js';
+import { VersionConflictError } from '../../../shared/errors.js';
+import type { ClusterMeta } from '../../../shared/ports/stores.js';
+import { testConfig } from '../../helpers/controllerHarness.js';
+import { startDynalite, type DynamoFixture } from '../../helpers/dynalite.js';
+import { FakeCluster, newNode, ready } from '../../helpers/fakeCluster.js';
+import { allNodes, clusterNodes, leasesAt, passFrom, runScenario, t0 } from './scenario.js';
+
+let db: DynamoFixture;
+beforeAll(async () => {
+  db = await startDynalite();
+});
+afterAll(async () => {
+  await db.stop();
+});
+
+const meta = (sequence: number, observedAt: number): ClusterMeta => ({
+  lastSequence: sequence,
+  lastObservedAt: observedAt,
+  masterDisruption: false,
+  relayLastSeen: observedAt,
+});
+
+/** Stores the scenario's nodes (as node-taints would) and its controller state; returns the store. */
+async function seed(cluster: string, mode: 'taint' | 'legacy', drain = false) {
+  const scenario = runScenario(mode, drain);
+  const stores = db.stores();
+  for (const node of clusterNodes(scenario.cluster)) await stores.nodes.putNode(cluster, node);
+  const empty = await stores.controllerState.load(cluster);
+  const committed = await stores.controllerState.commit(empty, {
+    state: scenario.harness.state,
+    meta: meta(1, scenario.now),
+    gauges: scenario.harness.last?.disruption.gauges ?? [],
+  });
+  return { scenario, stores, committed };
+}
+
+/** The state without the probe times a steady pass does not write (a digest rebuilds them). */
+function decisionRelevant(state: ControllerState): unknown {
+  return {
+    ...state,
+    nodeHealth: new Map(
+      [...state.nodeHealth].map(([name, h]) => [
+        name,
+        { status: h.status, transition: h.readyTransitionTimestamp },
+      ]),
+    ),
+  };
+}
+
+describe('ControllerStateStore', () => {
+  it.each(['taint', 'legacy'] as const)(
+    'round-trips a ControllerState built by real passes (%s mode)',
+    async (mode) => {
+      const cluster = `roundtrip-${mode}`;
+      const { scenario, stores, committed } = await seed(cluster, mode);
+      const state = scenario.harness.state;
+      // The scenario reaches every part of the state.
+      expect(state.knownNodes.size).toBe(allNodes.length);
+      expect([...state.zoneQueues.values()].some((q) => q.queue.length > 0 || q.set.length > 0)).toBe(true);
+      if (mode === 'taint') {
+        expect(state.nodesToRetry.size).toBeGreaterThan(0);
+        const processAts = [...state.zoneQueues.values()].flatMap((q) => q.queue.map((v) => v.processAt));
+        expect(processAts.some((at) => !Number.isInteger(at))).toBe(true);
+        expect([...state.zoneQueues.values()].some((q) => q.set.length > q.queue.length)).toBe(true);
+      } else {
+        expect([...state.nodeEvictionStatus.values()]).toContain('evicted');
+      }
+
+      const loaded = await stores.controllerState.load(cluster);
+      expect(loaded.state).toEqual(state);
+      expect([...loaded.state.zoneQueues]).toEqual([...state.zoneQueues]); // order inside each queue too
+      expect(loaded.nodes).toEqual(new Map(clusterNodes(scenario.cluster).map((n) => [n.name, n])));
+      expect(loaded.meta).toEqual(meta(1, scenario.now));
+      expect(loaded.versions).toMatchObject({ meta: 1 });
+      expect(committed.versions.health).toEqual(loaded.versions.health);
+      const gauges = scenario.harness.last?.disruption.gauges ?? [];
+      expect(loaded.zones).toEqual(new Map(gauges.map(({ zone, ...g }) => [zone, g])));
+    },
+  );
+
+  it('writes only the cluster row for a steady pass (lease renewals only)', async () => {
+    const cluster = 'steady';
+    const { scenario, stores, committed } = await seed(cluster, 'taint', true);
+    const fake = scenario.cluster;
+    let loaded = committed;
+    const now = scenario.now + 5_000;
+    const pass = passFrom(loaded, fake, leasesAt(now), now);
+    db.commands.reset();
+    loaded = await stores.controllerState.commit(loaded, { state: pass.state, meta: meta(2, now) });
+    expect(Object.fromEntries(db.commands.counts)).toEqual({ UpdateItem: 1 });
+    expect(loaded.versions.meta).toBe(2);
+
+    // One node reports Ready=False: its health row and its zone queue change, nothing else.
+    const later = now + 5_000;
+    fake.setConditions('n2b', [ready('False', later, later)]);
+    await stores.nodes.putNode(cluster, fake.node('n2b'));
+    loaded = await stores.controllerState.refresh(loaded);
+    const second = passFrom(loaded, fake, leasesAt(later), later);
+    db.commands.reset();
+    const before = stores.capacity.snapshot();
+    loaded = await stores.controllerState.commit(loaded, { state: second.state, meta: meta(3, later) });
+    // meta + n2b's health row; the queue: claim + entry row + clear of the redo log.
+    expect(db.commands.get('UpdateItem')).toBe(4);
+    expect(db.commands.get('PutItem')).toBe(1);
+    expect(db.commands.writes()).toBe(5);
+    const used = stores.capacity.snapshot();
+    expect(used.writeUnits - before.writeUnits).toBeGreaterThanOrEqual(5);
+    expect(loaded.state.zoneQueues.get('region1:\x00:zone2')?.queue.map((v) => v.value)).toContain('n2b');
+  });
+
+  it('a cold load plus the next digest decides exactly as the warm state (skipped probe writes are rebuilt)', async () => {
+    const cluster = 'warm-vs-cold';
+    const { scenario, stores, committed } = await seed(cluster, 'taint');
+    const fake = scenario.cluster;
+    fake.fail('markPodsNotReady', 0); // the cold path's fresh fake cluster injects no failures either
+    // A node goes silent mid-way: it is marked Unknown, then queued, within the loop.
+    const silent = new Map([['n2b', scenario.now + 5_000]]);
+    let warm = committed;
+    let wrote = 0;
+    for (let i = 1; i <= 16; i++) {
+      const now = scenario.now + i * 5_000;
+      const leases = leasesAt(now, silent);
+      const cold = await stores.controllerState.load(cluster);
+      const fromCold = passFrom(cold, new FakeCluster(clusterNodes(fake), fake.pods), leases, now);
+      const fromWarm = passFrom(warm, fake, leases, now);
+      expect(fromCold.effects).toEqual(fromWarm.effects);
+      expect(fromCold.state).toEqual(fromWarm.state);
+      const before = db.commands.writes();
+      warm = await stores.controllerState.commit(warm, { state: fromWarm.state, meta: meta(1 + i, now) });
+      wrote += db.commands.writes() - before - 1;
+      // node-taints stores what the pass wrote to the cluster (Node Changed); the warm monitor refreshes.
+      for (const node of clusterNodes(fake)) await stores.nodes.putNode(cluster, node);
+      warm = await stores.controllerState.refresh(warm);
+    }
+    expect(warm.state.zoneQueues.get('region1:\x00:zone2')?.queue.map((v) => v.value)).toContain('n2b');
+    expect(wrote).toBeGreaterThan(0); // n2b's rows were written when it went Unknown, and not before
+  });
+
+  it('of two commits from the same load, one gets VersionConflictError; retrying from a fresh read converges', async () => {
+    const cluster = 'race';
+    const { scenario, stores } = await seed(cluster, 'taint');
+    const other = db.stores({ client: db.newClient() });
+    const a = await stores.controllerState.load(cluster);
+    const b = await other.controllerState.load(cluster);
+    const now = scenario.now + 5_000;
+    const fake = scenario.cluster;
+    fake.setConditions('n1c', [ready('False', now, now)]);
+    await stores.nodes.putNode(cluster, fake.node('n1c'));
+    const passA = passFrom(await stores.controllerState.refresh(a), fake, leasesAt(now), now);
+    await stores.controllerState.commit(a, { state: passA.state, meta: meta(2, now) });
+    const afterA = await stores.controllerState.load(cluster);
+
+    const later = now + 5_000;
+    const passB = passFrom(b, fake, leasesAt(later), later);
+    const lost = other.controllerState.commit(b, { state: passB.state, meta: meta(3, later) });
+    await expect(lost).rejects.toBeInstanceOf(VersionConflictError);
+    await expect(lost).rejects.toMatchObject({ table: db.tables.zones, key: { cluster, zone: '#cluster' } });
+    // The cluster row is claimed first: the loser wrote nothing.
+    expect((await stores.controllerState.load(cluster)).state).toEqual(afterA.state);
+
+    let attempts = 0;
+    const final = await retryOnVersionConflict(async () => {
+      attempts++;
+      const fresh = await other.controllerState.load(cluster);
+      const pass = passFrom(fresh, fake, leasesAt(later), later);
+      return other.controllerState.commit(fresh, { state: pass.state, meta: meta(3, later) });
+    });
+    expect(attempts).toBe(1);
+    const stored = await stores.controllerState.load(cluster);
+    expect(stored.meta.lastSequence).toBe(3);
+    expect(decisionRelevant(stored.state)).toEqual(decisionRelevant(final.state));
+  });
+
+  it('node-taints and the monitor write the same items without ever conflicting', async () => {
+    const cluster = 'two-writers';
+    const { scenario, stores, committed } = await seed(cluster, 'taint');
+    const nodeTaints = db.stores({ client: db.newClient() });
+    const fake = scenario.cluster;
+    const now = scenario.now + 5_000;
+    // The monitor's pass changes every node's health row (a master-disruption exit would; here each
+    // node's saved status changes because the kubelet posted a fresh heartbeat).
+    for (const name of allNodes) {
+      fake.setConditions(name, [ready('True', now, t0 - 3_600_000)]);
+    }
+    const refreshed = { ...committed, nodes: new Map(clusterNodes(fake).map((n) => [n.name, n])) };
+    const pass = passFrom(refreshed, fake, leasesAt(now), now);
+    // Meanwhile node-taints stores newer copies of the same nodes (a label change).
+    const newer = clusterNodes(fake).map((n) => ({ ...n, labels: { ...n.labels, team: 'blue' } }));
+    for (const n of newer) fake.put(n);
+    const writes = clusterNodes(fake).map((n) => nodeTaints.nodes.putNode(cluster, n));
+    const commit = stores.controllerState.commit(committed, { state: pass.state, meta: meta(2, now) });
+    const results = await Promise.all(writes);
+    const after = await commit;
+    expect(results.every((r) => r.applied)).toBe(true);
+    expect(after.versions.health.size).toBe(allNodes.length);
+
+    const loaded = await stores.controllerState.load(cluster);
+    expect(loaded.state.nodeHealth).toEqual(pass.state.nodeHealth);
+    expect([...loaded.nodes.values()].every((n) => n.labels.team === 'blue')).toBe(true);
+  });
+
+  it('refresh reads only the cluster row, the zone rows and the nodes changed since the last read', async () => {
+    const cluster = 'refresh';
+    const { scenario, stores, committed } = await seed(cluster, 'taint');
+    db.commands.reset();
+    const unchanged = await stores.controllerState.refresh(committed);
+    expect(Object.fromEntries(db.commands.counts)).toEqual({ Query: 2 }); // Zones partition + byNodeChange index
+    expect(unchanged.state).toEqual(committed.state);
+
+    const fake = scenario.cluster;
+    fake.put(newNode('n9', { created: scenario.now, labels: { 'kubernetes.io/hostname': 'n9' } }));
+    await stores.nodes.putNode(cluster, fake.node('n9'));
+    await stores.nodes.deleteNode(cluster, 'n3x', fake.node('n3x').resourceVersion);
+    const refreshed = await stores.controllerState.refresh(unchanged);
+    expect(refreshed.nodes.get('n9')).toEqual(fake.node('n9'));
+    expect(refreshed.nodes.has('n3x')).toBe(false);
+    expect([...refreshed.nodes.keys()]).toEqual([...refreshed.nodes.keys()].sort());
+    const cold = await stores.controllerState.load(cluster);
+    expect(refreshed.nodes).toEqual(cold.nodes);
+    expect(refreshed.state).toEqual(cold.state);
+
+    // Another monitor committed: refresh falls back to a full load.
+    const other = db.stores({ client: db.newClient() });
+    await other.controllerState.commit(cold, { state: cold.state, meta: meta(9, scenario.now) });
+    const reloaded = await stores.controllerState.refresh(refreshed);
+    expect(reloaded.meta.lastSequence).toBe(9);
+    expect(reloaded.versions.fullLoadAt).toBeGreaterThanOrEqual(refreshed.versions.fullLoadAt);
+  });
+
+  it('refresh picks up a node re-created after its tombstone expired (its version restarted)', async () => {
+    const cluster = 'recreated';
+    let wall = t0;
+    const stores = db.stores({
+      clock: { now: () => wall },
+      settings: { fullReloadEveryMs: 30 * 86_400_000 },
+    });
+    await stores.nodes.putNode(cluster, { ...newNode('n1', { created: t0 }), resourceVersion: '40' });
+    await stores.nodes.putNode(cluster, { ...newNode('n1', { created: t0 }), resourceVersion: '41' });
+    let warm = await stores.controllerState.load(cluster);
+    wall += 5_000;
+    await stores.nodes.deleteNode(cluster, 'n1', '42');
+    warm = await stores.controllerState.refresh(warm);
+    expect(warm.nodes.has('n1')).toBe(false);
+    // Three days later DynamoDB's TTL has removed the tombstone, and a node with the same name joins.
+    wall += 3 * 86_400_000;
+    await DynamoDBDocumentClient.from(db.client).send(
+      new DeleteCommand({ TableName: db.tables.nodes, Key: { cluster, node: 'n1' } }),
+    );
+    await stores.nodes.putNode(cluster, {
+      ...newNode('n1', { created: wall, uid: 'uid-new' }),
+      resourceVersion: '7',
+    });
+    warm = await stores.controllerState.refresh(warm);
+    expect(warm.nodes.get('n1')?.uid).toBe('uid-new');
+    expect(warm.versions.fullLoadAt).toBe(t0);
+  });
+
+  it('a node deleted from the cache is forgotten by the next pass and its health row emptied', async () => {
+    const cluster = 'forget';
+    const { scenario, stores, committed } = await seed(cluster, 'taint');
+    await stores.nodes.deleteNode(cluster, 'n1d', scenario.cluster.node('n1d').resourceVersion);
+    const loaded = await stores.controllerState.refresh(committed);
+    const now = scenario.now + 5_000;
+    const pass = passFrom(loaded, scenario.cluster, leasesAt(now), now);
+    expect(pass.state.knownNodes.has('n1d')).toBe(false);
+    await stores.controllerState.commit(loaded, { state: pass.state, meta: meta(2, now) });
+    const cold = await stores.controllerState.load(cluster);
+    expect(cold.state.knownNodes.has('n1d')).toBe(false);
+    expect(cold.state.nodeHealth.has('n1d')).toBe(false);
+    expect(cold.versions.health.get('n1d')).toBe(2);
+  });
+
+  it('loads every page: a small page limit, and more than 1 MB of nodes', async () => {
+    const paged = db.stores({ settings: { queryPageLimit: 7 } });
+    const cluster = 'pages';
+    const names = Array.from({ length: 50 }, (_, i) => `node-${String(i).padStart(3, '0')}`);
+    for (const name of names) await paged.nodes.putNode(cluster, newNode(name, { created: t0 }));
+    db.commands.reset();
+    const loaded = await paged.controllerState.load(cluster);
+    expect([...loaded.nodes.keys()]).toEqual(names);
+    expect(db.commands.get('Query')).toBeGreaterThanOrEqual(1 + Math.ceil(names.length / 7));
+
+    // ~1.7 MB of nodes, read at DynamoDB's own 1 MB pages.
+    const big = db.stores();
+    const bigCluster = 'one-megabyte';
+    const labels = Object.fromEntries(
+      Array.from({ length: 48 }, (_, i) => [`example.com/label-${i}`, `value-${'x'.repeat(50)}-${i}`]),
+    );
+    const many = Array.from({ length: 400 }, (_, i) =>
+      newNode(`big-${String(i).padStart(4, '0')}`, { created: t0, labels }),
+    );
+    await Promise.all(
+      Array.from({ length: 16 }, async (_, worker) => {
+        for (let i = worker; i < many.length; i += 16) await big.nodes.putNode(bigCluster, many[i]!);
+      }),
+    );
+    db.commands.reset();
+    const before = big.capacity.snapshot();
+    const all = await big.controllerState.load(bigCluster);
+    expect(all.nodes.size).toBe(many.length);
+    expect(db.commands.get('Query')).toBeGreaterThanOrEqual(3); // Zones + at least two Nodes pages
+    expect(big.capacity.snapshot().readUnits - before.readUnits).toBeGreaterThan(256); // > 1 MB strongly consistent
+  });
+
+  it('commits nothing when nothing changed', async () => {
+    const cluster = 'noop';
+    const { stores, committed } = await seed(cluster, 'taint');
+    db.commands.reset();
+    const same = await stores.controllerState.commit(committed, {
+      state: committed.state,
+      meta: committed.meta,
+    });
+    expect(db.commands.total()).toBe(0);
+    expect(same.versions).toEqual(committed.versions);
+  });
+
+  it('stores a fresh cluster from an empty state', async () => {
+    const stores = db.stores();
+    const loaded = await stores.controllerState.load('empty');
+    expect(loaded.state).toEqual(emptyControllerState());
+    expect(loaded.meta).toEqual({ masterDisruption: false });
+    const committed = await stores.controllerState.commit(loaded, { state: loaded.state, meta: meta(1, t0) });
+    expect(committed.versions.meta).toBe(1);
+    expect(testConfig.cluster).toBe('test');
+  });
+});

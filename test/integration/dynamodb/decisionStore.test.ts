@@ -1,0 +1,82 @@
+// DecisionStore against dynalite: append in batches, query newest first, TTL attribute.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DecisionRecord } from '../../../shared/ports/stores.js';
+import { startDynalite, type DynamoFixture } from '../../helpers/dynalite.js';
+import { t } from '../../helpers/fakeCluster.js';
+
+let db: DynamoFixture;
+beforeAll(async () => {
+  db = await startDynalite();
+});
+afterAll(async () => {
+  await db.stop();
+});
+
+const t0 = t('2026-01-29T09:00:00Z');
+const wallClock = t('2026-01-29T09:10:00Z');
+
+function decision(node: string, i: number): DecisionRecord {
+  return {
+    node,
+    at: t0 + i * 5_000,
+    source: 'monitor',
+    what: 'updateNodeStatus',
+    why: 'tryUpdateNodeHealth: no heartbeat within the grace period (50s)',
+    inputs: {
+      probeTimestamp: '2026-01-29T08:59:00.000Z',
+      gracePeriodSeconds: 50,
+      conditions: [{ type: 'Ready', status: 'Unknown' }],
+      zone: null,
+    },
+    result: i % 2 === 0 ? 'ok' : 'Conflict: the object has been modified',
+    dryRun: false,
+  };
+}
+
+describe('DecisionStore', () => {
+  it('appends more than one batch and queries a node newest first, with the TTL set', async () => {
+    const stores = db.stores({ clock: { now: () => wallClock } });
+    const records = [...Array.from({ length: 30 }, (_, i) => decision('n1', i)), decision('n2', 0)];
+    db.commands.reset();
+    await stores.decisions.append('prod', records);
+    expect(db.commands.get('BatchWriteItem')).toBe(2);
+
+    const newest = await stores.decisions.query('prod', 'n1', { limit: 3 });
+    expect(newest.map((d) => d.at)).toEqual([t0 + 29 * 5_000, t0 + 28 * 5_000, t0 + 27 * 5_000]);
+    expect(newest[0]).toEqual({
+      ...decision('n1', 29),
+      cluster: 'prod',
+      id: '2026-01-29T09:02:25.000Z#monitor#000029',
+      expiresAt: wallClock / 1000 + 14 * 24 * 3600,
+    });
+    const oldest = await stores.decisions.query('prod', 'n1', { limit: 2, newestFirst: false });
+    expect(oldest.map((d) => d.at)).toEqual([t0, t0 + 5_000]);
+    expect(await stores.decisions.query('prod', 'n1', { limit: 100 })).toHaveLength(30);
+    expect(await stores.decisions.query('prod', 'n2')).toHaveLength(1);
+    expect(await stores.decisions.query('other', 'n1')).toEqual([]);
+  });
+
+  it('appending the same records twice stores them once (a retried invocation)', async () => {
+    const stores = db.stores();
+    const records = [decision('n3', 0), decision('n3', 1)];
+    await stores.decisions.append('retry', records);
+    await stores.decisions.append('retry', records);
+    expect(await stores.decisions.query('retry', 'n3')).toHaveLength(2);
+  });
+
+  it('takes a configurable TTL and cluster-wide subjects', async () => {
+    const stores = db.stores({ clock: { now: () => wallClock }, settings: { decisionTtlSeconds: 3600 } });
+    await stores.decisions.append('ttl', [
+      {
+        node: '#cluster',
+        at: t0,
+        source: 'monitor',
+        what: 'masterDisruption',
+        why: 'every zone is FullDisruption',
+      },
+    ]);
+    const [stored] = await stores.decisions.query('ttl', '#cluster');
+    expect(stored).toMatchObject({ node: '#cluster', expiresAt: wallClock / 1000 + 3600 });
+    expect(stored).not.toHaveProperty('inputs');
+  });
+});

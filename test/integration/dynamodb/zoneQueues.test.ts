@@ -1,0 +1,273 @@
+// ZoneQueueStore against dynalite: queue order across load/commit, concurrent drainers, merging the
+// monitor's changes onto the drainer's, the redo log, and split commits.
+import { GetCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  add,
+  completeTry,
+  newRateLimitedTimedQueue,
+  remove,
+  removeFromQueue,
+  replace,
+  swapLimiter,
+  tryNext,
+  type RateLimitedTimedQueue,
+} from '../../../shared/domain/rateLimitedTimedQueue.js';
+import { newTokenBucketRateLimiter } from '../../../shared/domain/tokenBucket.js';
+import { createZoneID } from '../../../shared/domain/zones.js';
+import { StoreError, VersionConflictError } from '../../../shared/errors.js';
+import type { LoadedZoneQueues } from '../../../shared/ports/stores.js';
+import { startDynalite, type DynamoFixture } from '../../helpers/dynalite.js';
+import { t } from '../../helpers/fakeCluster.js';
+
+let db: DynamoFixture;
+beforeAll(async () => {
+  db = await startDynalite();
+});
+afterAll(async () => {
+  await db.stop();
+});
+
+const t0 = t('2026-01-29T09:00:00Z');
+const zone = createZoneID('eu-west-1', 'eu-west-1a');
+
+function nothingLoaded(cluster: string): LoadedZoneQueues {
+  return { cluster, queues: new Map(), versions: new Map() };
+}
+
+function queueOf(loaded: LoadedZoneQueues): RateLimitedTimedQueue | undefined {
+  return loaded.queues.get(zone);
+}
+
+function addAll(q: RateLimitedTimedQueue, values: readonly string[], now: number): RateLimitedTimedQueue {
+  return values.reduce((acc, v) => add(acc, v, `uid-${v}`, now).queue, q);
+}
+
+describe('ZoneQueueStore', () => {
+  it('keeps queue order, ties in insertion order, and set order across commit and load', async () => {
+    const stores = db.stores();
+    const cluster = 'order';
+    let q = newRateLimitedTimedQueue(newTokenBucketRateLimiter(0.1, 1, t0));
+    q = addAll(q, ['c', 'a', 'b'], t0);
+    q = add(q, 'd', 'uid-d', t0 + 5).queue;
+    q = add(q, 'e', 'uid-e', t0).queue;
+    // Replace counts as a new insertion: 'a' moves behind 'e'.
+    q = replace(q, { value: 'a', uid: 'uid-a', addedAt: t0, processAt: t0 }).queue;
+    expect(q.queue.map((v) => v.value)).toEqual(['c', 'b', 'e', 'a', 'd']);
+
+    let loaded = await stores.zoneQueues.commitZoneQueues(nothingLoaded(cluster), new Map([[zone, q]]));
+    let read = await stores.zoneQueues.loadZoneQueues(cluster);
+    expect(queueOf(read)).toEqual(q);
+
+    // The drainer processes the head; 'b' is forgotten and queued again (to the end of its tie group).
+    const step = tryNext(q, t0 + 10_000);
+    q = completeTry(step.queue, step.item!, { done: true }, t0 + 10_000);
+    q = remove(q, 'b').queue;
+    q = add(q, 'b', 'uid-b', t0).queue;
+    expect(q.queue.map((v) => v.value)).toEqual(['e', 'a', 'b', 'd']);
+    expect(q.set).toEqual(['c', 'a', 'd', 'e', 'b']);
+    db.commands.reset();
+    loaded = await stores.zoneQueues.commitZoneQueues(loaded, new Map([[zone, q]]));
+    // Only the rows that changed: 'c' (processed) and 'b' (re-added); 'e', 'a', 'd' keep their numbers.
+    expect(db.commands.get('PutItem')).toBe(2);
+    read = await stores.zoneQueues.loadZoneQueues(cluster);
+    expect(queueOf(read)).toEqual(q);
+    expect(read.versions).toEqual(loaded.versions);
+  });
+
+  it('round-trips a long run of queue operations, checking after every commit', async () => {
+    const stores = db.stores();
+    const cluster = 'random-walk';
+    let q = newRateLimitedTimedQueue(newTokenBucketRateLimiter(1_000, 1, t0));
+    let loaded = nothingLoaded(cluster);
+    let seed = 7;
+    const random = (n: number): number => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      return seed % n;
+    };
+    const values = ['a', 'b', 'c', 'd', 'e', 'f', 'g'];
+    for (let step = 0; step < 30; step++) {
+      const now = t0 + random(4) * 1_000; // few distinct instants: many ties
+      const value = values[random(values.length)]!;
+      switch (random(5)) {
+        case 0:
+          q = add(q, value, `uid-${value}`, now).queue;
+          break;
+        case 1:
+          q = remove(q, value).queue;
+          break;
+        case 2:
+          q = removeFromQueue(q, value).queue;
+          break;
+        case 3: {
+          const next = tryNext(q, now + 10_000);
+          q =
+            next.item === undefined
+              ? next.queue
+              : completeTry(next.queue, next.item, { done: false, wait: random(2) * 50 }, now);
+          break;
+        }
+        default:
+          q = addAll(q, values.slice(0, 1 + random(values.length)), now);
+      }
+      loaded = await stores.zoneQueues.commitZoneQueues(loaded, new Map([[zone, q]]));
+      expect(queueOf(await stores.zoneQueues.loadZoneQueues(cluster))).toEqual(q);
+    }
+  });
+
+  it('concurrent drainers never spend more tokens than the bucket holds', async () => {
+    const cluster = 'tokens';
+    const setup = db.stores();
+    // burst 3, no refill: three takes, ever.
+    const q = addAll(
+      newRateLimitedTimedQueue(newTokenBucketRateLimiter(0, 3, t0)),
+      ['a', 'b', 'c', 'd', 'e'],
+      t0,
+    );
+    await setup.zoneQueues.commitZoneQueues(nothingLoaded(cluster), new Map([[zone, q]]));
+    const drainers = Array.from({ length: 8 }, () =>
+      db.stores({
+        client: db.newClient(),
+        settings: { conflictAttempts: 50, backoffBaseMs: 2, backoffCapMs: 20 },
+      }),
+    );
+    const taken = await Promise.all(
+      drainers.map((s) =>
+        s.zoneQueues.updateZoneQueue(cluster, zone, (current) => {
+          if (current === undefined) return { queue: undefined, result: undefined };
+          const step = tryNext(current, t0 + 1_000);
+          if (step.item === undefined) return { queue: step.queue, result: undefined };
+          return {
+            queue: completeTry(step.queue, step.item, { done: true }, t0 + 1_000),
+            result: step.item.value,
+          };
+        }),
+      ),
+    );
+    const values = taken.flatMap((r) => (r.result === undefined ? [] : [r.result]));
+    expect(values.sort()).toEqual(['a', 'b', 'c']);
+    const stored = queueOf(await setup.zoneQueues.loadZoneQueues(cluster));
+    expect(stored?.queue.map((v) => v.value)).toEqual(['d', 'e']);
+    expect(stored?.limiter).toMatchObject({ kind: 'tokenBucket', tokens: 0 });
+  });
+
+  it("merges the monitor's per-node changes and limiter swap onto the drainer's concurrent commit", async () => {
+    const cluster = 'merge';
+    const stores = db.stores();
+    const initial = addAll(newRateLimitedTimedQueue(newTokenBucketRateLimiter(0.1, 1, t0)), ['a', 'b'], t0);
+    const loaded = await stores.zoneQueues.commitZoneQueues(
+      nothingLoaded(cluster),
+      new Map([[zone, initial]]),
+    );
+
+    // The drainer takes the token and processes 'a'.
+    const now = t0 + 1_000;
+    const drained = await db
+      .stores({ client: db.newClient() })
+      .zoneQueues.updateZoneQueue(cluster, zone, (current) => {
+        const step = tryNext(current!, now);
+        return { queue: completeTry(step.queue, step.item!, { done: true }, now), result: step.queue };
+      });
+    // Meanwhile the monitor, from the older read: 'b' is Ready again, 'c' went Unknown, the zone went
+    // PartialDisruption (a swap to the secondary rate).
+    let monitor = remove(initial, 'b').queue;
+    monitor = add(monitor, 'c', 'uid-c', now).queue;
+    monitor = swapLimiter(monitor, 0.01, now);
+
+    await expect(
+      stores.zoneQueues.commitZoneQueues(loaded, new Map([[zone, monitor]])),
+    ).rejects.toBeInstanceOf(VersionConflictError);
+    const merged = await stores.zoneQueues.commitZoneQueues(loaded, new Map([[zone, monitor]]), {
+      merge: true,
+    });
+
+    // As if the monitor's operations ran right after the drainer's.
+    let expected = remove(drained.queue!, 'b').queue;
+    expected = add(expected, 'c', 'uid-c', now).queue;
+    expected = swapLimiter(expected, 0.01, now);
+    expect(queueOf(merged)).toEqual(expected);
+    expect(queueOf(await stores.zoneQueues.loadZoneQueues(cluster))).toEqual(expected);
+    // The drainer spent the only token, so the swapped-in bucket starts empty (upstream SwapLimiter).
+    expect(expected.limiter).toMatchObject({ qps: 0.01, tokens: 0 });
+  });
+
+  it('two token withdrawals from the same bucket cannot be merged', async () => {
+    const cluster = 'no-merge';
+    const stores = db.stores();
+    const initial = addAll(newRateLimitedTimedQueue(newTokenBucketRateLimiter(1, 1, t0)), ['a', 'b'], t0);
+    const loaded = await stores.zoneQueues.commitZoneQueues(
+      nothingLoaded(cluster),
+      new Map([[zone, initial]]),
+    );
+    const take = (q: RateLimitedTimedQueue, now: number): RateLimitedTimedQueue => {
+      const step = tryNext(q, now);
+      return completeTry(step.queue, step.item!, { done: true }, now);
+    };
+    await stores.zoneQueues.commitZoneQueues(loaded, new Map([[zone, take(initial, t0 + 1_000)]]));
+    await expect(
+      stores.zoneQueues.commitZoneQueues(loaded, new Map([[zone, take(initial, t0 + 1_000)]]), {
+        merge: true,
+      }),
+    ).rejects.toBeInstanceOf(VersionConflictError);
+  });
+
+  it('rolls forward a commit whose writer died after claiming the zone', async () => {
+    const cluster = 'crash';
+    const setup = db.stores();
+    const initial = addAll(newRateLimitedTimedQueue(newTokenBucketRateLimiter(0.1, 1, t0)), ['a'], t0);
+    const loaded = await setup.zoneQueues.commitZoneQueues(
+      nothingLoaded(cluster),
+      new Map([[zone, initial]]),
+    );
+
+    // A writer whose second entry write never happens (the function was killed mid-commit).
+    const dying = db.newClient({ maxAttempts: 1 });
+    let puts = 0;
+    dying.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'PutItemCommand' && ++puts === 2) throw new Error('simulated crash');
+        return next(args);
+      },
+      { step: 'initialize', name: 'crashOnSecondPut' },
+    );
+    const after = addAll(initial, ['b', 'c'], t0 + 1);
+    await expect(
+      db.stores({ client: dying }).zoneQueues.commitZoneQueues(loaded, new Map([[zone, after]])),
+    ).rejects.toBeInstanceOf(StoreError);
+
+    const doc = DynamoDBDocumentClient.from(db.client);
+    const row = await doc.send(
+      new GetCommand({ TableName: db.tables.zones, Key: { cluster, zone: 'eu-west-1:eu-west-1a' } }),
+    );
+    expect(row.Item?.pendingOps).toHaveLength(2);
+
+    const read = await setup.zoneQueues.loadZoneQueues(cluster);
+    expect(queueOf(read)).toEqual(after);
+    const cleared = await doc.send(
+      new GetCommand({ TableName: db.tables.zones, Key: { cluster, zone: 'eu-west-1:eu-west-1a' } }),
+    );
+    expect(cleared.Item).not.toHaveProperty('pendingOps');
+    expect(cleared.Item).toMatchObject({ queueVersion: 2, queueLength: 3, setSize: 3 });
+  });
+
+  it('splits a large change into several commits, each a whole queue state', async () => {
+    const stores = db.stores({ settings: { maxQueueOpsPerCommit: 3 } });
+    const cluster = 'split';
+    const values = Array.from({ length: 10 }, (_, i) => `n${i}`);
+    const q = addAll(newRateLimitedTimedQueue(newTokenBucketRateLimiter(0.1, 1, t0)), values, t0);
+    const loaded = await stores.zoneQueues.commitZoneQueues(nothingLoaded(cluster), new Map([[zone, q]]));
+    expect(loaded.versions.get(zone)?.version).toBe(4);
+    expect(queueOf(await stores.zoneQueues.loadZoneQueues(cluster))).toEqual(q);
+  });
+
+  it('hands updateZoneQueue an undefined queue for a zone that has none, and writes nothing', async () => {
+    const stores = db.stores();
+    db.commands.reset();
+    const outcome = await stores.zoneQueues.updateZoneQueue('none', zone, (current) => ({
+      queue: undefined,
+      result: current,
+    }));
+    expect(outcome.result).toBeUndefined();
+    expect(db.commands.writes()).toBe(0);
+  });
+});
