@@ -292,6 +292,12 @@ export interface DecisionRecord {
   /** What came of it: `ok`, `dryRun`, or the failure (`Conflict: …`). */
   readonly result?: string;
   readonly dryRun?: boolean;
+  /**
+   * Position of this decision within its pass: part of the key, so decisions appended one by one at
+   * the same instant stay distinct, and a retried pass rewrites the same rows. Defaults to the
+   * record's index within its `append` call.
+   */
+  readonly seq?: number;
 }
 
 export interface StoredDecision extends DecisionRecord {

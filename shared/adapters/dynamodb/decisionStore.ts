@@ -50,7 +50,7 @@ export class DynamoDbDecisionStore implements DecisionStore {
     const ttl = expiresAt(now, ctx.settings.decisionTtlSeconds);
     const items = records.map((r, index) => ({
       clusterNode: decisionPartitionKey(cluster, r.node),
-      timeSeq: `${isoString(r.at)}#${r.source}#${String(index).padStart(6, '0')}`,
+      timeSeq: `${isoString(r.at)}#${r.source}#${String(r.seq ?? index).padStart(6, '0')}`,
       cluster,
       node: r.node,
       at: encodeInstant(r.at),
