@@ -233,3 +233,29 @@ export class KubeletNotFoundError extends NlcError {
     this.node = node;
   }
 }
+
+/**
+ * Events an EventSink could not deliver (shared/ports/eventSink.ts), for a caller that cannot keep them
+ * for a later attempt: thrown or logged, so they are never dropped silently. The message lists every
+ * failure (up to ten), each naming its event.
+ *
+ * @example
+ * new PublishError([{ code: 'EntryTooLarge', message: 'Heartbeat Digest sequence 7 part 1/1 (cluster prod) is 1200000 bytes' }]).message
+ * // '1 event not published:\n- EntryTooLarge: Heartbeat Digest sequence 7 part 1/1 (cluster prod) is 1200000 bytes'
+ */
+export class PublishError extends NlcError {
+  readonly failures: readonly { readonly code: string; readonly message: string }[];
+
+  constructor(
+    failures: readonly { readonly code: string; readonly message: string }[],
+    options?: ErrorOptions,
+  ) {
+    const lines = failures.slice(0, 10).map((f) => `- ${f.code}: ${f.message}`);
+    if (failures.length > 10) lines.push(`- … and ${failures.length - 10} more`);
+    super(
+      [`${failures.length} event${failures.length === 1 ? '' : 's'} not published:`, ...lines].join('\n'),
+      options,
+    );
+    this.failures = failures;
+  }
+}
