@@ -93,13 +93,13 @@ export function* runDeletePods(
 /**
  * The legacy branch of monitorNodeHealth's per-node step: processNoTaintBaseEviction on the observed
  * Ready condition, then evictPods (enqueue, or delete at once on an already evicted node) or
- * cancelPodEviction. Errors are logged upstream and not retried until the next pass.
+ * cancelPodEviction. Errors are logged upstream and not retried until the next pass (a failed pod
+ * list included).
  */
 export function* processNoTaintBaseEvictionPass(
   s: WorkingState,
   node: Node,
   observed: NodeCondition,
-  pods: readonly Pod[],
   now: EpochMillis,
   config: Pick<ControllerConfig, 'podEvictionTimeout'>,
 ): Pass<void> {
@@ -114,8 +114,10 @@ export function* processNoTaintBaseEvictionPass(
     case 'evictPods': {
       const evict = evictPods(s.nodeEvictionStatus.get(node.name) ?? 'unmarked');
       if (evict.kind === 'deletePodsNow') {
-        // Pods that arrived on a node already evicted go at once, bypassing the rate limiter.
-        yield* runDeletePods(pods, node.name, node.uid);
+        // Pods that arrived on a node already evicted go at once, bypassing the rate limiter. Listed
+        // only here, where they are needed (the functions have no pod cache; upstream lists from one).
+        const pods = yield* perform({ kind: 'listPodsOnNode', node: node.name });
+        if (pods.ok) yield* runDeletePods(pods.value, node.name, node.uid);
         return;
       }
       s.nodeEvictionStatus.set(node.name, evict.newStatus);

@@ -150,23 +150,27 @@ export function* monitorNodeHealth(
     }
 
     if (current !== undefined) {
-      const pods = yield* perform({ kind: 'listPodsOnNode', node: node.name });
-      if (!pods.ok) {
-        // Upstream keeps the node out of nodesToRetry's Delete below on this path.
-        if (current.status !== 'True' && observed.status === 'True') s.nodesToRetry.add(node.name);
-        continue;
-      }
       if (config.evictionMode === 'taint') {
         yield* processTaintBaseEviction(s, node, observed, now);
       } else {
-        yield* processNoTaintBaseEvictionPass(s, node, observed, pods.value, now, config);
+        yield* processNoTaintBaseEvictionPass(s, node, observed, now, config);
       }
 
       const needsRetry = s.nodesToRetry.has(node.name);
       const trigger = markPodsNotReadyTrigger(observed, current, needsRetry);
-      // The controller itself saw the node go from Ready to not Ready in this pass.
-      if (trigger.recordNodeNotReady) yield* perform({ kind: 'recordEvent', event: nodeNotReadyEvent(node) });
       if (trigger.markPodsNotReady) {
+        // Deviation: upstream lists the node's pods from its informer cache on every pass, before
+        // processTaintBaseEviction. The functions have no pod cache, so pods are listed only when a
+        // decision needs them; a failed list therefore no longer skips processTaintBaseEviction (see
+        // docs/upstream-deviations.md).
+        const pods = yield* perform({ kind: 'listPodsOnNode', node: node.name });
+        if (!pods.ok) {
+          s.nodesToRetry.add(node.name);
+          continue;
+        }
+        // The controller itself saw the node go from Ready to not Ready in this pass.
+        if (trigger.recordNodeNotReady)
+          yield* perform({ kind: 'recordEvent', event: nodeNotReadyEvent(node) });
         const targets = markPodsNotReady(pods.value, node.name);
         if (targets.length > 0) {
           const result = yield* perform({
