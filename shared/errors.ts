@@ -259,3 +259,92 @@ export class PublishError extends NlcError {
     this.failures = failures;
   }
 }
+
+/**
+ * Writes to the cluster that a function must see succeed failed (a taint swap, a label patch, a pod
+ * status update). Thrown after every write of the invocation was attempted, so Lambda retries the event
+ * (the writes are idempotent) and, after its retries, the on-failure destination keeps it. `failures`
+ * holds one message per failed write, each naming the node or pod.
+ *
+ * @example
+ * new ClusterWriteError('node-a', ['update taints of node "node-a": HTTP 500 InternalError: boom']).message
+ * // 'cluster writes for node "node-a" failed (1): update taints of node "node-a": HTTP 500 InternalError: boom'
+ */
+export class ClusterWriteError extends NlcError {
+  readonly subject: string;
+  readonly failures: readonly string[];
+
+  constructor(subject: string, failures: readonly string[], options?: ErrorOptions) {
+    super(
+      `cluster writes for node ${JSON.stringify(subject)} failed (${failures.length}): ${failures.join('; ')}`,
+      options,
+    );
+    this.subject = subject;
+    this.failures = failures;
+  }
+}
+
+/**
+ * Upstream would put the item back on its work queue (`AddRateLimited`): the work cannot be done yet
+ * (a read failed, or the node lister does not have the pod's node). Thrown so that Lambda retries the
+ * event later; `reason` names the cause for the logs.
+ *
+ * @example
+ * new RequeueError('pod "default/web-1"', 'nodeNotFound', 'node "node-a" is not in the node cache').message
+ * // 'pod "default/web-1": requeued (nodeNotFound): node "node-a" is not in the node cache'
+ */
+export class RequeueError extends NlcError {
+  readonly item: string;
+  readonly reason: string;
+
+  constructor(item: string, reason: string, detail: string, options?: ErrorOptions) {
+    super(`${item}: requeued (${reason}): ${detail}`, options);
+    this.item = item;
+    this.reason = reason;
+  }
+}
+
+/**
+ * The monitor could not start the eviction drainer (the asynchronous Lambda Invoke failed). The pass
+ * itself is committed; the drainer's own schedule catches up within a minute, so callers log it and
+ * go on.
+ *
+ * @example
+ * new DrainerTriggerError('nlc-prod-evictionDrainer', 'ResourceNotFoundException: Function not found').message
+ * // 'could not invoke the eviction drainer "nlc-prod-evictionDrainer": ResourceNotFoundException: Function not found'
+ */
+export class DrainerTriggerError extends NlcError {
+  readonly functionName: string;
+
+  constructor(functionName: string, detail: string, options?: ErrorOptions) {
+    super(`could not invoke the eviction drainer ${JSON.stringify(functionName)}: ${detail}`, options);
+    this.functionName = functionName;
+  }
+}
+
+/** One bad field of a scenario: `path` names it as written (`timeline[3].stopKubelet`, `nodes[0].zone`). */
+export interface ScenarioIssue {
+  readonly path: string;
+  readonly message: string;
+}
+
+/**
+ * An invalid `nlc simulate` scenario (SCENARIOS.md): one line per problem, each naming the field. The
+ * CLI exits with 2 for it. `source` names the file when there is one.
+ *
+ * @example
+ * new ScenarioError([{ path: 'timeline[3].stopKubelet', message: 'no node matches "c-*"' }]).message
+ * // 'Invalid scenario (1 problem):\n- timeline[3].stopKubelet: no node matches "c-*"'
+ */
+export class ScenarioError extends NlcError {
+  readonly issues: readonly ScenarioIssue[];
+  readonly source: string | undefined;
+
+  constructor(issues: readonly ScenarioIssue[], source?: string, options?: ErrorOptions) {
+    const count = `${issues.length} problem${issues.length === 1 ? '' : 's'}`;
+    const title = source === undefined ? 'Invalid scenario' : `Invalid scenario ${source}`;
+    super([`${title} (${count}):`, ...issues.map((i) => `- ${i.path}: ${i.message}`)].join('\n'), options);
+    this.issues = issues;
+    this.source = source;
+  }
+}

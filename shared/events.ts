@@ -466,6 +466,26 @@ export function parseRelayEvent(event: unknown): RelayEvent {
   return parseWith(RelayEvent, event, 'relay event');
 }
 
+/**
+ * The EventParseError for a failure of Powertools' parser (`safeParse: true`): its `cause` is a ZodError
+ * (with an envelope) or the schema's issue list (without one). One line per problem, naming the field
+ * from the root of the EventBridge event (`detail.node.name: …`).
+ *
+ * @example
+ * if (!parsed.success) throw eventParseErrorFrom(parsed.error, NodeChangedDetailType);
+ */
+export function eventParseErrorFrom(error: Error, what: string): EventParseError {
+  const { cause } = error;
+  const zodError =
+    cause instanceof z.ZodError
+      ? cause
+      : Array.isArray(cause)
+        ? new z.ZodError(cause as z.core.$ZodIssue[])
+        : undefined;
+  const issues = zodError === undefined ? [error.message] : formatZodIssues(zodError);
+  return new EventParseError(what, issues, { cause: error });
+}
+
 /** The wire detail (a JSON-ready object) of an outgoing event; throws EventEncodeError naming the field. */
 export function encodeDetail(event: OutgoingEvent): NodeChangedWire | HeartbeatDigestWire | PodChangedWire {
   switch (event.detailType) {

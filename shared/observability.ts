@@ -4,6 +4,8 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Observer } from './ports/observer.js';
 import { formatZoneKey } from './domain/zones.js';
+import { formatZodIssues } from './events.js';
+import { z } from 'zod';
 
 export const logger = new Logger({ serviceName: 'nlc' });
 export const metrics = new Metrics({ namespace: 'NodeLifecycleController', serviceName: 'nlc' });
@@ -35,3 +37,26 @@ export const powertoolsObserver: Observer = {
     single.addMetric(name, units[unit], value);
   },
 };
+
+/**
+ * The parser middleware's `errorHandler`: logs one line per problem, each naming the field
+ * (formatZodIssues), and returns undefined so the ParseError is rethrown: the event goes to Lambda's
+ * retries and then the function's dead-letter queue, with nothing written (DESIGN §3).
+ *
+ * @example
+ * middy().use(parser({ schema: HeartbeatDigestEvent, errorHandler: logParseError('Heartbeat Digest') }))
+ */
+export function logParseError(what: string): (error: Error, event: unknown) => undefined {
+  return (error, event) => {
+    const cause: unknown = error.cause;
+    const issues =
+      cause instanceof z.ZodError ? cause.issues : Array.isArray(cause) ? (cause as z.core.$ZodIssue[]) : [];
+    const problems = issues.length > 0 ? formatZodIssues(new z.ZodError(issues)) : [error.message];
+    logger.error('malformed event rejected: nothing written', {
+      event: what,
+      problems,
+      detailType: typeof event === 'object' && event !== null ? Reflect.get(event, 'detail-type') : undefined,
+    });
+    return undefined;
+  };
+}

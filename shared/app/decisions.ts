@@ -87,6 +87,13 @@ export interface DecidingExecutorOptions {
   readonly observer?: Observer;
   /** Extra inputs for a decision: what the pass knew that made it so (Ready, zone state, …). */
   readonly context?: (subject: string) => Readonly<Record<string, JsonValue>> | undefined;
+  /**
+   * The first sequence number (default 0). Decision keys are `<at>#<source>#<seq>`, so two invocations
+   * of one function deciding about the same subject at the same millisecond (two Pod Changed events for
+   * pods of one node) would overwrite each other's rows; event-driven functions pass a base derived from
+   * the event (decidedWrite.ts decisionSeqBase), which a retry of the same event reproduces.
+   */
+  readonly seqBase?: number;
 }
 
 /**
@@ -97,10 +104,12 @@ export interface DecidingExecutorOptions {
  * const result = await driveAsync(monitorNodeHealth(state, input, at, config), executor.execute);
  */
 export class DecidingExecutor {
-  private seq = 0;
+  private seq: number;
   private readonly log: Decision[] = [];
 
-  constructor(private readonly options: DecidingExecutorOptions) {}
+  constructor(private readonly options: DecidingExecutorOptions) {
+    this.seq = options.seqBase ?? 0;
+  }
 
   /** The decisions recorded so far, in order. */
   get recorded(): readonly Decision[] {

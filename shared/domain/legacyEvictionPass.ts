@@ -19,7 +19,15 @@ import {
   type NodeEvictionStatus,
   processNoTaintBaseEviction,
 } from './legacyEviction.js';
-import { add, completeTry, type RateLimitedTimedQueue, remove, tryNext } from './rateLimitedTimedQueue.js';
+import {
+  add,
+  completeTry,
+  type RateLimitedTimedQueue,
+  remove,
+  type TimedValue,
+  type TryResult,
+  tryNext,
+} from './rateLimitedTimedQueue.js';
 import type { EpochMillis, Node, NodeCondition, Pod } from './types.js';
 import { getZoneKey } from './zones.js';
 
@@ -128,6 +136,38 @@ export function* processNoTaintBaseEvictionPass(
   }
 }
 
+/** What happened to one due queue item of doEvictionPass. */
+export interface EvictionItemResult {
+  /** How the queue records it (completeTry). */
+  readonly result: TryResult;
+  /** The node's new nodeEvictionMap value (only when done and the node is in the cache). */
+  readonly newStatus?: 'evicted';
+  /** One more node_collector_evictions_total in the item's zone. */
+  readonly countEviction: boolean;
+  /** DeletePods' outcome; absent when the pod list failed. */
+  readonly outcome?: DeletePodsOutcome;
+}
+
+/**
+ * The body of upstream doEvictionPass's Try callback for one item whose token was already taken: list
+ * the node's pods, DeletePods, and say how the queue and nodeEvictionMap record the outcome.
+ * `nodeFound`: the node is in the node cache (upstream's nodeLister.Get). doEvictionPass and the
+ * drainer (shared/app/drainer.ts) both run it.
+ */
+export function* processEvictionItem(item: TimedValue, nodeFound: boolean): Pass<EvictionItemResult> {
+  const pods = yield* perform({ kind: 'listPodsOnNode', node: item.value });
+  if (!pods.ok) return { result: { done: false, wait: 0 }, countEviction: false };
+  const outcome = yield* runDeletePods(pods.value, item.value, item.uid);
+  const result = doEvictionPassResult(outcome, nodeFound);
+  if (!result.done) return { result, countEviction: false, outcome };
+  return {
+    result: { done: true },
+    ...(nodeFound && { newStatus: result.newStatus }),
+    countEviction: result.countEviction,
+    outcome,
+  };
+}
+
 export interface EvictionPassResult {
   readonly zoneQueues: ReadonlyMap<string, RateLimitedTimedQueue>;
   readonly nodeEvictionStatus: ReadonlyMap<string, NodeEvictionStatus>;
@@ -158,19 +198,11 @@ export function* doEvictionPass(
       queue = step.queue;
       if (step.item === undefined) break;
       const name = step.item.value;
-      const pods = yield* perform({ kind: 'listPodsOnNode', node: name });
-      if (!pods.ok) {
-        queue = completeTry(queue, step.item, { done: false, wait: 0 }, now);
-        continue;
-      }
-      const outcome = yield* runDeletePods(pods.value, name, step.item.uid);
       const found = nodes.has(name);
-      const result = doEvictionPassResult(outcome, found);
-      if (result.done) {
-        if (found) statuses.set(name, result.newStatus);
-        if (result.countEviction) evictions.set(zone, (evictions.get(zone) ?? 0) + 1);
-      }
-      queue = completeTry(queue, step.item, result.done ? { done: true } : { done: false, wait: 0 }, now);
+      const processed = yield* processEvictionItem(step.item, found);
+      if (processed.newStatus !== undefined) statuses.set(name, processed.newStatus);
+      if (processed.countEviction) evictions.set(zone, (evictions.get(zone) ?? 0) + 1);
+      queue = completeTry(queue, step.item, processed.result, now);
     }
     if (queue !== undefined) queues.set(zone, queue);
   }

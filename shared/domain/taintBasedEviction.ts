@@ -5,7 +5,15 @@
 // controller (taintEviction.ts) deletes the pods that do not tolerate the taint.
 import { type WorkingState, zoneQueue } from './controllerState.js';
 import { perform, type Pass, type WriteResult } from './effects.js';
-import { add, completeTry, type RateLimitedTimedQueue, remove, tryNext } from './rateLimitedTimedQueue.js';
+import {
+  add,
+  completeTry,
+  type RateLimitedTimedQueue,
+  remove,
+  type TimedValue,
+  type TryResult,
+  tryNext,
+} from './rateLimitedTimedQueue.js';
 import { NotReadyTaintTemplate, taintExists, UnreachableTaintTemplate } from './taints.js';
 import {
   type EpochMillis,
@@ -168,6 +176,42 @@ export function decideNoExecuteTaint(node: Node | undefined): NoExecuteTaintDeci
   }
 }
 
+/** What happened to one due queue item of doNoExecuteTaintingPass. */
+export interface NoExecuteTaintItemResult {
+  readonly decision: NoExecuteTaintDecision;
+  /** How the queue records it (completeTry). */
+  readonly result: TryResult;
+  /** The NoExecute taint was written: one more node_collector_evictions_total in the item's zone. */
+  readonly tainted: boolean;
+}
+
+/**
+ * The body of upstream doNoExecuteTaintingPass's Try callback for one item whose token was already
+ * taken: decide on the node as the cache has it now, swap the taint, and say how the queue records the
+ * outcome. doNoExecuteTaintingPass and the drainer (which takes the token with a conditional write
+ * first, shared/app/drainer.ts) both run it.
+ */
+export function* processNoExecuteTaintItem(
+  item: TimedValue,
+  node: Node | undefined,
+  now: EpochMillis,
+): Pass<NoExecuteTaintItemResult> {
+  const decision = decideNoExecuteTaint(node);
+  if (decision.kind === 'done') return { decision, result: { done: true }, tainted: false };
+  if (decision.kind === 'retry') {
+    return { decision, result: { done: false, wait: decision.wait }, tainted: false };
+  }
+  const written = yield* swapNodeControllerTaint(
+    { name: item.value },
+    [decision.add],
+    [decision.opposite],
+    now,
+    decision.why,
+  );
+  // A failed write is retried on the next pass (upstream: ProcessAt = now + 1ns).
+  return { decision, result: written.ok ? { done: true } : { done: false, wait: 0 }, tainted: written.ok };
+}
+
 export interface NoExecuteTaintingResult {
   readonly zoneQueues: ReadonlyMap<string, RateLimitedTimedQueue>;
   /** node_collector_evictions_total increments: successful NoExecute taints per zone. */
@@ -197,25 +241,9 @@ export function* doNoExecuteTaintingPass(
       const step = tryNext(queue, now);
       queue = step.queue;
       if (step.item === undefined) break;
-      const decision = decideNoExecuteTaint(nodes.get(step.item.value));
-      let done: { done: true } | { done: false; wait: Millis };
-      if (decision.kind === 'done') {
-        done = { done: true };
-      } else if (decision.kind === 'retry') {
-        done = { done: false, wait: decision.wait };
-      } else {
-        const result = yield* swapNodeControllerTaint(
-          { name: step.item.value },
-          [decision.add],
-          [decision.opposite],
-          now,
-          decision.why,
-        );
-        if (result.ok) evictions.set(zone, (evictions.get(zone) ?? 0) + 1);
-        // A failed write is retried on the next pass (upstream: ProcessAt = now + 1ns).
-        done = result.ok ? { done: true } : { done: false, wait: 0 };
-      }
-      queue = completeTry(queue, step.item, done, now);
+      const processed = yield* processNoExecuteTaintItem(step.item, nodes.get(step.item.value), now);
+      if (processed.tainted) evictions.set(zone, (evictions.get(zone) ?? 0) + 1);
+      queue = completeTry(queue, step.item, processed.result, now);
     }
     if (queue !== undefined) queues.set(zone, queue);
   }

@@ -9,6 +9,10 @@
 // - Any other failure throws StoreError (throttled after the SDK's retries, aborted, failed).
 // - `signal` aborts the request and any retries (the handler's deadline, STYLE middy 2.3).
 import type { ControllerState } from '../domain/controllerState.js';
+import type { NodeEvictionStatus } from '../domain/legacyEviction.js';
+import type { NodeHealthData } from '../domain/nodeHealth.js';
+import type { HeartbeatDigest } from '../events.js';
+import type { DigestPosition } from '../heartbeatDigest.js';
 import type { RateLimitedTimedQueue } from '../domain/rateLimitedTimedQueue.js';
 import type { TimedWorkerEntry } from '../domain/timedWorkerQueue.js';
 import type { EpochMillis, Node, PodKey } from '../domain/types.js';
@@ -28,9 +32,15 @@ export interface ClusterMeta {
   readonly lastSequence?: number;
   /** `observedAt` (relay clock) of that digest. */
   readonly lastObservedAt?: EpochMillis;
+  /**
+   * `leaderSince` and `relayId` of that digest: with `lastSequence`, its position in the relay's stream
+   * (heartbeatDigest.ts digestIsNewer), so a new relay leader restarting at sequence 0 is still newer.
+   */
+  readonly lastLeaderSince?: EpochMillis;
+  readonly lastRelayId?: string;
   /** Every zone is FullDisruption: upstream's master disruption mode (evictions stopped). */
   readonly masterDisruption: boolean;
-  /** Relay-clock time of the last digest received, processed or not (observation-gap checks, operators). */
+  /** Relay-clock time of the latest digest committed (stale ones write nothing): observation-gap checks, operators. */
   readonly relayLastSeen?: EpochMillis;
 }
 
@@ -99,6 +109,19 @@ export interface LoadedState {
   readonly versions: StoreVersions;
 }
 
+/**
+ * One node as processPod reads it: one Nodes item, both groups (the node cache copy and the monitor's
+ * health row), strongly consistent.
+ */
+export interface StoredNodeHealth {
+  /** The live node (upstream nodeLister.Get); undefined when absent or deleted. */
+  readonly node?: Node;
+  /** upstream nodeHealthMap[name]; undefined when the monitor has no health data for the node. */
+  readonly health?: NodeHealthData;
+  /** upstream nodeEvictionMap[name] (legacy mode); undefined reads as unmarked. */
+  readonly evictionStatus?: NodeEvictionStatus;
+}
+
 /** What a monitor pass ends with. */
 export interface StateAfterPass {
   readonly state: ControllerState;
@@ -119,6 +142,12 @@ export interface ControllerStateStore {
   load(cluster: string, opts?: StoreCallOptions): Promise<LoadedState>;
 
   /**
+   * Only the cluster row (one strongly consistent GetItem): what the
+   * monitor's schedule fallback needs to tell how long the relay has been silent.
+   */
+  loadMeta(cluster: string, opts?: StoreCallOptions): Promise<ClusterMeta>;
+
+  /**
    * Brings a LoadedState kept by a warm function up to date for a fraction of a full load: it reads
    * the cluster row, the zone rows, the queues that changed and the nodes changed since the last read.
    * Falls back to a full load when another writer committed monitor state in between.
@@ -135,6 +164,16 @@ export interface ControllerStateStore {
    * are merged onto a fresh read instead.
    */
   commit(loaded: LoadedState, after: StateAfterPass, opts?: StoreCallOptions): Promise<LoadedState>;
+
+  /**
+   * One node's cache copy and health row, for the pod worker (processPod) outside a monitor pass: one
+   * strongly consistent read of the node's Nodes item.
+   *
+   * @example
+   * const { node, health } = await store.getNodeHealth('prod', pod.nodeName, { signal });
+   * const decision = processPod(pod, health, node !== undefined, config.evictionMode);
+   */
+  getNodeHealth(cluster: string, name: string, opts?: StoreCallOptions): Promise<StoredNodeHealth>;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -327,6 +366,28 @@ export interface DecisionStore {
   ): Promise<readonly StoredDecision[]>;
 }
 
+// ---------------------------------------------------------------------------------------------------
+// Heartbeat Digest parts (the monitor, only for digests split into parts: above ~24,000 nodes)
+
+/**
+ * Keeps the parts of a multi-part Heartbeat Digest until all of them have arrived (each part is its own
+ * EventBridge event and Lambda invocation). Parts of older digests are dropped: a digest is a full
+ * snapshot, so a newer one makes an incomplete older one worthless.
+ */
+export interface DigestPartStore {
+  /**
+   * Stores `part` (a duplicate delivery overwrites itself) and returns every stored part of the same
+   * digest, this one included; drops the stored parts of older digests.
+   */
+  addPart(
+    cluster: string,
+    part: HeartbeatDigest,
+    opts?: StoreCallOptions,
+  ): Promise<readonly HeartbeatDigest[]>;
+  /** Drops the stored parts of the digest at `upTo` and of every older one (after it was processed). */
+  clearParts(cluster: string, upTo: DigestPosition, opts?: StoreCallOptions): Promise<void>;
+}
+
 /** All state stores of one deployment. */
 export interface StateStores {
   readonly controllerState: ControllerStateStore;
@@ -334,4 +395,5 @@ export interface StateStores {
   readonly zoneQueues: ZoneQueueStore;
   readonly podEvictions: PodEvictionStore;
   readonly decisions: DecisionStore;
+  readonly digestParts: DigestPartStore;
 }

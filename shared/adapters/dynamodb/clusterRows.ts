@@ -12,6 +12,8 @@ const MetaSchema = z.object({
   metaVersion: z.number(),
   lastSequence: z.number().optional(),
   lastObservedAt: InstantSchema.optional(),
+  lastLeaderSince: InstantSchema.optional(),
+  lastRelayId: z.string().optional(),
   masterDisruption: z.boolean().optional(),
   relayLastSeen: InstantSchema.optional(),
 });
@@ -29,6 +31,8 @@ export function metaEqual(a: ClusterMeta, b: ClusterMeta): boolean {
   return (
     a.lastSequence === b.lastSequence &&
     a.lastObservedAt === b.lastObservedAt &&
+    a.lastLeaderSince === b.lastLeaderSince &&
+    a.lastRelayId === b.lastRelayId &&
     a.masterDisruption === b.masterDisruption &&
     a.relayLastSeen === b.relayLastSeen
   );
@@ -70,6 +74,8 @@ export function decodeZoneRows(ctx: DynamoContext, cluster: string, rows: readon
       meta = {
         ...(m.lastSequence !== undefined && { lastSequence: m.lastSequence }),
         ...(m.lastObservedAt !== undefined && { lastObservedAt: m.lastObservedAt }),
+        ...(m.lastLeaderSince !== undefined && { lastLeaderSince: m.lastLeaderSince }),
+        ...(m.lastRelayId !== undefined && { lastRelayId: m.lastRelayId }),
         masterDisruption: m.masterDisruption === true,
         ...(m.relayLastSeen !== undefined && { relayLastSeen: m.relayLastSeen }),
       };

@@ -13,7 +13,7 @@
 // Concurrency: the cluster row's metaVersion is claimed first on every commit, so of two monitors
 // that loaded the same state only one writes anything; every other row is conditional on its own
 // version as well. Queue changes that raced with the drainer are merged (zoneQueues.ts).
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { RateLimitedTimedQueue } from '../../domain/rateLimitedTimedQueue.js';
 import type { ZoneState } from '../../domain/types.js';
 import type {
@@ -22,6 +22,7 @@ import type {
   LoadedState,
   NodeRowVersion,
   StateAfterPass,
+  StoredNodeHealth,
   StoreCallOptions,
   ZoneGaugeValues,
   ZoneQueueVersion,
@@ -117,6 +118,60 @@ export class DynamoDbControllerStateStore implements ControllerStateStore {
         nodesReadAt,
         fullLoadAt,
       },
+    };
+  }
+
+  async loadMeta(cluster: string, opts: StoreCallOptions = {}): Promise<ClusterMeta> {
+    const { ctx } = this;
+    const key = { cluster: checkClusterName(cluster), zone: ClusterRowKey };
+    const output = await request(
+      ctx,
+      'GetItem',
+      { table: ctx.tables.zones, key },
+      (abortSignal) =>
+        ctx.doc.send(
+          new GetCommand({
+            TableName: ctx.tables.zones,
+            Key: key,
+            ConsistentRead: true,
+            ReturnConsumedCapacity: 'TOTAL',
+          }),
+          { abortSignal },
+        ),
+      opts.signal,
+    );
+    return decodeZoneRows(ctx, cluster, output.Item === undefined ? [] : [output.Item]).meta;
+  }
+
+  async getNodeHealth(cluster: string, name: string, opts: StoreCallOptions = {}): Promise<StoredNodeHealth> {
+    const { ctx } = this;
+    const key = { cluster: checkClusterName(cluster), node: name };
+    const output = await request(
+      ctx,
+      'GetItem',
+      { table: ctx.tables.nodes, key },
+      (abortSignal) =>
+        ctx.doc.send(
+          new GetCommand({
+            TableName: ctx.tables.nodes,
+            Key: key,
+            ConsistentRead: true,
+            ReturnConsumedCapacity: 'TOTAL',
+          }),
+          { abortSignal },
+        ),
+      opts.signal,
+    );
+    if (output.Item === undefined) return {};
+    // One item, decoded as a load decodes it, so both readers agree on what a row means.
+    const rows = decodeNodesItems(ctx, cluster, [output.Item]);
+    const node = rows.nodes.get(name);
+    const health = rows.nodeHealth.get(name);
+    const evictionStatus = rows.nodeEvictionStatus.get(name);
+    return {
+      ...(node !== undefined && { node }),
+      ...(health !== undefined && { health }),
+      ...(evictionStatus !== undefined && { evictionStatus }),
     };
   }
 
@@ -341,6 +396,8 @@ export class DynamoDbControllerStateStore implements ControllerStateStore {
       metaVersion: expected + 1,
       lastSequence: meta.lastSequence,
       lastObservedAt: meta.lastObservedAt === undefined ? undefined : encodeInstant(meta.lastObservedAt),
+      lastLeaderSince: meta.lastLeaderSince === undefined ? undefined : encodeInstant(meta.lastLeaderSince),
+      lastRelayId: meta.lastRelayId,
       masterDisruption: meta.masterDisruption,
       relayLastSeen: meta.relayLastSeen === undefined ? undefined : encodeInstant(meta.relayLastSeen),
       updatedAt: isoString(now),

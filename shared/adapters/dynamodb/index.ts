@@ -15,6 +15,7 @@ import {
 } from './client.js';
 import { DynamoDbControllerStateStore } from './controllerStateStore.js';
 import { DynamoDbDecisionStore } from './decisionStore.js';
+import { DynamoDbDigestPartStore } from './digestPartStore.js';
 import { DynamoDbNodeStore } from './nodeStore.js';
 import { DynamoDbPodEvictionStore } from './podEvictionStore.js';
 import type { TableNames } from './tables.js';
@@ -72,6 +73,7 @@ export function createDynamoDbStores(options: DynamoDbStoresOptions): DynamoDbSt
     zoneQueues: new DynamoDbZoneQueueStore(ctx),
     podEvictions: new DynamoDbPodEvictionStore(ctx),
     decisions: new DynamoDbDecisionStore(ctx),
+    digestParts: new DynamoDbDigestPartStore(ctx),
   };
 }
 

@@ -1,0 +1,374 @@
+// What the monitor costs in steady state, measured by running the real services (shared/app/monitor.ts,
+// shared/app/drainer.ts) against the real DynamoDB stores on dynalite:
+//   npx tsx bench/monitorCost.ts [nodes ...]     (default: 1000 5000)
+//
+// Healthy nodes renew their lease every 10 s; the relay sends one Heartbeat Digest every 5 s (12 a
+// minute). For each size: seed the node cache (as node-taints would), run the first pass and let the
+// zones settle, then measure one minute of warm passes (the function kept its LoadedState), one cold
+// pass (a full load after a cold start), one drainer run and one scheduled check. The cluster is an
+// in-memory fake: in steady state the monitor makes no API call at all (asserted below).
+//
+// Units are what dynalite reports through the stores' capacity counter. dynalite reports 0 for a Query
+// that returns nothing, where DynamoDB bills every read request at least 0.5 (eventually consistent) or
+// 1 RRU; the "billed" column counts every read request as at least 1 RRU (an upper bound).
+import { performance } from 'node:perf_hooks';
+import { CapacityCounter, type CapacitySnapshot } from '../shared/adapters/dynamodb/index.js';
+import { runDrainer } from '../shared/app/drainer.js';
+import { runMonitorPass, runScheduledCheck, type MonitorDeps } from '../shared/app/monitor.js';
+import { UPSTREAM_DEFAULTS, type ControllerConfig } from '../shared/config.js';
+import type { Effect, ResultOf } from '../shared/domain/effects.js';
+import type { Node, NodeCondition } from '../shared/domain/types.js';
+import { HeartbeatDigestDetailType, RelaySource, utf8Bytes, type HeartbeatDigest } from '../shared/events.js';
+import { DefaultDigestPartMaxBytes, heartbeatDigestBytes, splitDigest } from '../shared/heartbeatDigest.js';
+import type { ClusterPort } from '../shared/ports/cluster.js';
+import type { LogFields, Observer } from '../shared/ports/observer.js';
+import type { LoadedState } from '../shared/ports/stores.js';
+import { startDynalite } from '../test/helpers/dynalite.js';
+import { FakeCluster } from '../test/helpers/fakeCluster.js';
+
+// AWS list prices, us-east-1, as of November 2026 (on-demand / pay-per-use):
+const PRICE = {
+  dynamoWriteUnitPerMillion: 0.625, // DynamoDB on-demand WRU
+  dynamoReadUnitPerMillion: 0.125, // DynamoDB on-demand RRU
+  eventBridgeEventPerMillion: 1.0, // custom events put, per 64 KB chunk of an entry
+  lambdaRequestPerMillion: 0.2,
+  lambdaArmGbSecond: 0.0000133334, // arm64
+  logsIngestedPerGb: 0.5, // CloudWatch Logs, standard class
+  customMetricPerMonth: 0.3, // CloudWatch, first 10,000 metrics
+} as const;
+const MINUTES_PER_MONTH = 30 * 24 * 60;
+const PASSES_PER_MINUTE = 12; // nodeMonitorPeriod 5 s
+const CHUNK = 64 * 1024;
+const MONITOR_MEMORY_GB = 1; // serverless.yml monitorMemorySize
+const DRAINER_MEMORY_GB = 0.5; // serverless.yml memorySize
+// Powertools adds these to every JSON log line (level, timestamp, service, cold start, function name,
+// ARN, memory, request id, sampling rate, xray id): measured on a real line, about 330 bytes.
+const LOG_LINE_OVERHEAD = 330;
+// An EMF document: the _aws block, the namespace and one dimension set, plus the service dimension.
+const EMF_DOC_OVERHEAD = 260;
+const EMF_PER_METRIC = 90;
+
+const t0 = Date.parse('2026-11-21T10:00:00.000Z');
+const config: ControllerConfig = { ...UPSTREAM_DEFAULTS, cluster: 'bench' };
+
+function condition(
+  type: string,
+  status: NodeCondition['status'],
+  reason: string,
+  message: string,
+): NodeCondition {
+  return {
+    type,
+    status,
+    reason,
+    message,
+    lastHeartbeatTime: t0 - 60_000,
+    lastTransitionTime: t0 - 86_400_000,
+  };
+}
+
+/** A node as an EKS managed node group labels it, with the kubelet's conditions, in one of 3 zones. */
+function eksNode(i: number): Node {
+  const zone = ['eu-west-1a', 'eu-west-1b', 'eu-west-1c'][i % 3] ?? 'eu-west-1a';
+  const name = `ip-10-${(i >> 16) & 255}-${(i >> 8) & 255}-${i & 255}.eu-west-1.compute.internal`;
+  return {
+    name,
+    uid: `2d6f1c7e-${String(i).padStart(6, '0')}-4b1e-9a55-0c1f8e2d3a4b`,
+    resourceVersion: String(1_000_000 + i),
+    creationTimestamp: t0 - 7 * 86_400_000,
+    labels: {
+      'failure-domain.beta.kubernetes.io/region': 'eu-west-1',
+      'failure-domain.beta.kubernetes.io/zone': zone,
+      'kubernetes.io/arch': 'amd64',
+      'kubernetes.io/os': 'linux',
+      'topology.kubernetes.io/region': 'eu-west-1',
+      'topology.kubernetes.io/zone': zone,
+    },
+    taints: [],
+    unschedulable: false,
+    conditions: [
+      condition(
+        'MemoryPressure',
+        'False',
+        'KubeletHasSufficientMemory',
+        'kubelet has sufficient memory available',
+      ),
+      condition('DiskPressure', 'False', 'KubeletHasNoDiskPressure', 'kubelet has no disk pressure'),
+      condition('PIDPressure', 'False', 'KubeletHasSufficientPID', 'kubelet has sufficient PID available'),
+      condition('Ready', 'True', 'KubeletReady', 'kubelet is posting ready status'),
+    ],
+  };
+}
+
+/** Counts what the services would log and emit through Powertools, in bytes. */
+class CountingObserver implements Observer {
+  lines = 0;
+  logBytes = 0;
+  zoneMetricValues = 0;
+  metricValues = 0;
+  private line(message: string, fields: LogFields | undefined): void {
+    this.lines++;
+    this.logBytes += LOG_LINE_OVERHEAD + utf8Bytes(JSON.stringify({ message, ...fields }));
+  }
+  debug(): void {
+    // POWERTOOLS_LOG_LEVEL=INFO in serverless.yml: debug lines are not written.
+  }
+  info(message: string, fields?: LogFields): void {
+    this.line(message, fields);
+  }
+  warn(message: string, fields?: LogFields): void {
+    this.line(message, fields);
+  }
+  error(message: string, fields?: LogFields): void {
+    this.line(message, fields);
+  }
+  metric(_name: string, _unit: string, _value: number, dimensions?: { readonly zone?: string }): void {
+    if (dimensions?.zone !== undefined) this.zoneMetricValues++;
+    else this.metricValues++;
+  }
+  reset(): void {
+    this.lines = this.logBytes = this.zoneMetricValues = this.metricValues = 0;
+  }
+  /** Log bytes including EMF: one document per invocation, one per zone-labelled value. */
+  bytesWithMetrics(invocations: number): number {
+    const emf =
+      (invocations > 0 && this.metricValues > 0 ? invocations * EMF_DOC_OVERHEAD : 0) +
+      this.metricValues * EMF_PER_METRIC +
+      this.zoneMetricValues * (EMF_DOC_OVERHEAD + EMF_PER_METRIC);
+    return this.logBytes + emf;
+  }
+}
+
+interface Row {
+  readonly label: string;
+  readonly used: CapacitySnapshot;
+  readonly wallMs: number;
+}
+
+const READ_OPS = ['GetItem', 'Query', 'BatchGetItem'];
+const billedReads = (used: CapacitySnapshot): number =>
+  Math.max(
+    used.readUnits,
+    READ_OPS.reduce((n, op) => n + (used.byOperation[op] ?? 0), 0),
+  );
+
+async function run(nodeCount: number) {
+  const db = await startDynalite(`nlc-mcost-${nodeCount}`);
+  let wall = t0;
+  const stores = db.stores({ clock: { now: () => wall }, settings: { writeConcurrency: 32 } });
+  const nodes = Array.from({ length: nodeCount }, (_, i) => eksNode(i));
+  const fake = new FakeCluster(nodes);
+  const cluster = {
+    execute: <E extends Effect>(effect: E): Promise<ResultOf<E>> =>
+      Promise.resolve(fake.execute(effect) as ResultOf<E>),
+  } satisfies Pick<ClusterPort, 'execute'>;
+  const observer = new CountingObserver();
+  let triggers = 0;
+  const deps: MonitorDeps = {
+    config,
+    stores,
+    cluster,
+    observer,
+    clock: { now: () => performance.now() },
+    triggerDrainer: () => {
+      triggers++;
+      return Promise.resolve();
+    },
+  };
+  const cache = new Map<string, LoadedState>();
+
+  // Seed the node cache as node-taints does on the first Node Changed events.
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 32 }, async () => {
+      while (next < nodes.length) {
+        const node = nodes[next++];
+        if (node !== undefined) await stores.nodes.putNode(config.cluster, node);
+      }
+    }),
+  );
+
+  let sequence = 0;
+  const digestAt = (now: number): HeartbeatDigest => ({
+    schemaVersion: 1,
+    cluster: config.cluster,
+    relayId: 'nlc-relay-6f9c7d8b5-x2k4q',
+    leaderSince: t0 - 86_400_000,
+    sequence: ++sequence,
+    observedAt: now,
+    part: { index: 0, count: 1 },
+    // Leases renew every 10 s, spread over the period.
+    probes: new Map(nodes.map((n, i) => [n.name, now - ((i * 7919) % 10_000)])),
+  });
+  const rows: Row[] = [];
+  const step = async (label: string, fn: () => Promise<unknown>): Promise<void> => {
+    const before = stores.capacity.snapshot();
+    const started = performance.now();
+    await fn();
+    rows.push({
+      label,
+      used: CapacityCounter.difference(stores.capacity.snapshot(), before),
+      wallMs: performance.now() - started,
+    });
+  };
+
+  let now = t0;
+  await step('first pass (every node registered)', () => runMonitorPass(deps, digestAt(now), { cache }));
+  // Settle: zones become Normal, and the seeding leaves refresh's 60 s window.
+  for (let i = 0; i < 14; i++) {
+    now += 5_000;
+    wall = now;
+    await runMonitorPass(deps, digestAt(now), { cache });
+  }
+  const requestsBefore = fake.requestCount + fake.effects.length;
+  observer.reset();
+  triggers = 0;
+  let lastDigest = digestAt(now);
+  for (let i = 0; i < PASSES_PER_MINUTE; i++) {
+    now += 5_000;
+    wall = now;
+    lastDigest = digestAt(now);
+    const digest = lastDigest;
+    await step('steady pass, warm', () => runMonitorPass(deps, digest, { cache }));
+  }
+  const monitorLogBytesPerMinute = observer.bytesWithMetrics(PASSES_PER_MINUTE);
+  const steadyTriggers = triggers;
+  const apiCalls = fake.requestCount + fake.effects.length - requestsBefore;
+  now += 5_000;
+  wall = now;
+  await step('steady pass, cold (full load)', () => runMonitorPass(deps, digestAt(now), {}));
+  observer.reset();
+  await step('drainer run, nothing queued', () =>
+    runDrainer(
+      {
+        config,
+        stores,
+        cluster: {
+          ...cluster,
+          deletePodForTaintEviction: () => Promise.reject(new Error('unused')),
+          recordEvent: () => Promise.reject(new Error('unused')),
+        },
+        observer,
+      },
+      wall,
+    ),
+  );
+  const drainerLogBytes = observer.bytesWithMetrics(1);
+  observer.reset();
+  await step('scheduled check', () => runScheduledCheck(deps, wall));
+  const checkLogBytes = observer.bytesWithMetrics(1);
+  await db.stop();
+
+  const parts = splitDigest(lastDigest, DefaultDigestPartMaxBytes);
+  const entryBytes = parts.map(
+    (p) => utf8Bytes(RelaySource) + utf8Bytes(HeartbeatDigestDetailType) + heartbeatDigestBytes(p),
+  );
+  return {
+    rows,
+    apiCalls,
+    triggers: steadyTriggers,
+    monitorLogBytesPerMinute,
+    drainerLogBytes,
+    checkLogBytes,
+    entryBytes,
+  };
+}
+
+const fmt = (n: number, digits = 2): string =>
+  n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+const sizes = process.argv
+  .slice(2)
+  .map(Number)
+  .filter((n) => n > 0);
+console.log('Prices (us-east-1, list):', JSON.stringify(PRICE));
+for (const nodeCount of sizes.length > 0 ? sizes : [1_000, 5_000]) {
+  const r = await run(nodeCount);
+  const warm = r.rows.filter((row) => row.label === 'steady pass, warm');
+  const cold = r.rows.find((row) => row.label.startsWith('steady pass, cold'));
+  const drainer = r.rows.find((row) => row.label.startsWith('drainer'));
+  const check = r.rows.find((row) => row.label === 'scheduled check');
+  const avg = (f: (row: Row) => number, xs: readonly Row[] = warm): number =>
+    xs.reduce((a, x) => a + f(x), 0) / xs.length;
+  console.log(`\n## ${nodeCount.toLocaleString('en-US')} healthy nodes, 3 zones, steady state`);
+  console.log('| step | RRU measured | RRU billed (≤) | WRU | requests | wall ms (this machine) |');
+  console.log('|---|---|---|---|---|---|');
+  for (const row of r.rows.filter((x) => x.label !== 'steady pass, warm').concat(warm.slice(0, 1))) {
+    console.log(
+      `| ${row.label} | ${fmt(row.used.readUnits, 1)} | ${fmt(billedReads(row.used), 1)} | ${fmt(row.used.writeUnits, 1)} | ${row.used.requests} | ${fmt(row.wallMs, 0)} |`,
+    );
+  }
+  console.log(
+    `| steady pass, warm (mean of ${warm.length}) | ${fmt(
+      avg((x) => x.used.readUnits),
+      1,
+    )} | ${fmt(
+      avg((x) => billedReads(x.used)),
+      1,
+    )} | ${fmt(
+      avg((x) => x.used.writeUnits),
+      1,
+    )} | ${fmt(
+      avg((x) => x.used.requests),
+      1,
+    )} | ${fmt(
+      avg((x) => x.wallMs),
+      0,
+    )} |`,
+  );
+  console.log(`API calls in steady state: ${r.apiCalls}; drainer triggers after passes: ${r.triggers}`);
+
+  // Per month.
+  const passes = PASSES_PER_MINUTE * MINUTES_PER_MONTH;
+  const entriesPerMinute = PASSES_PER_MINUTE * r.entryBytes.length;
+  const bytesPerMinute = PASSES_PER_MINUTE * r.entryBytes.reduce((a, b) => a + b, 0);
+  const chunksPerDigest = r.entryBytes.reduce((a, b) => a + Math.ceil(b / CHUNK), 0);
+  const putEvents = (passes * chunksPerDigest * PRICE.eventBridgeEventPerMillion) / 1e6;
+  const fullLoadsPerMonth = 2 * 24 * 30; // the hourly safety net plus, say, one cold start an hour
+  const rru =
+    passes * avg((x) => billedReads(x.used)) +
+    fullLoadsPerMonth * (cold === undefined ? 0 : billedReads(cold.used)) +
+    2 * MINUTES_PER_MONTH * (drainer === undefined ? 0 : billedReads(drainer.used)) + // its schedule + the check's invoke
+    MINUTES_PER_MONTH * (check === undefined ? 0 : billedReads(check.used));
+  const wru = passes * avg((x) => x.used.writeUnits);
+  const dynamo = (rru * PRICE.dynamoReadUnitPerMillion + wru * PRICE.dynamoWriteUnitPerMillion) / 1e6;
+  const monitorInvocations = passes + MINUTES_PER_MONTH;
+  const drainerInvocations = 2 * MINUTES_PER_MONTH;
+  // Lambda duration: the measured wall time here (dynalite in the same process: an upper bound for CPU).
+  const gbSeconds =
+    ((passes * avg((x) => x.wallMs)) / 1000) * MONITOR_MEMORY_GB +
+    ((MINUTES_PER_MONTH * (check?.wallMs ?? 0)) / 1000) * MONITOR_MEMORY_GB +
+    ((drainerInvocations * (drainer?.wallMs ?? 0)) / 1000) * DRAINER_MEMORY_GB;
+  const lambda =
+    ((monitorInvocations + drainerInvocations) * PRICE.lambdaRequestPerMillion) / 1e6 +
+    gbSeconds * PRICE.lambdaArmGbSecond;
+  const logBytes =
+    r.monitorLogBytesPerMinute * MINUTES_PER_MONTH +
+    r.checkLogBytes * MINUTES_PER_MONTH +
+    r.drainerLogBytes * drainerInvocations +
+    // Lambda's own START/END/REPORT lines, about 350 bytes per invocation.
+    350 * (monitorInvocations + drainerInvocations);
+  const logs = (logBytes / 1024 ** 3) * PRICE.logsIngestedPerGb;
+  const total = putEvents + dynamo + lambda + logs;
+  console.log(
+    `PutEvents: ${entriesPerMinute} entries/min (${r.entryBytes.length} part(s) of ${r.entryBytes.map((b) => b.toLocaleString('en-US')).join(', ')} bytes), ` +
+      `${fmt(bytesPerMinute / 1024, 1)} KiB/min, ${chunksPerDigest} billed 64 KB chunk(s) per digest`,
+  );
+  console.log('| component (per month) | quantity | US$ |');
+  console.log('|---|---|---|');
+  console.log(
+    `| PutEvents (relay → bus) | ${fmt((passes * chunksPerDigest) / 1e6, 3)} M chunks | ${fmt(putEvents)} |`,
+  );
+  console.log(`| DynamoDB | ${fmt(rru / 1e6, 3)} M RRU + ${fmt(wru / 1e6, 3)} M WRU | ${fmt(dynamo)} |`);
+  console.log(
+    `| Lambda (monitor ${MONITOR_MEMORY_GB * 1024} MB, drainer ${DRAINER_MEMORY_GB * 1024} MB, arm64) | ${fmt((monitorInvocations + drainerInvocations) / 1e6, 3)} M requests, ${fmt(gbSeconds, 0)} GB-s | ${fmt(lambda)} |`,
+  );
+  console.log(
+    `| CloudWatch Logs ingestion (incl. EMF) | ${fmt(logBytes / 1024 ** 3, 3)} GB | ${fmt(logs)} |`,
+  );
+  console.log(`| **total** | | **${fmt(total)}** (US$${fmt(total / (nodeCount / 1000))} per 1,000 nodes) |`);
+  const zoneMetrics = 3 * 4; // zone_health, zone_size, unhealthy_nodes, evictions_total per zone
+  const globalMetrics = 5;
+  console.log(
+    `CloudWatch custom metrics (fixed, separate): 3 zones × 4 + ${globalMetrics} = ${zoneMetrics + globalMetrics} metrics, US$${fmt((zoneMetrics + globalMetrics) * PRICE.customMetricPerMonth)} a month`,
+  );
+}

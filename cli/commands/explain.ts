@@ -1,0 +1,268 @@
+// `nlc explain NODE`: why the controller did what it did to a node. Prints the Decisions trail
+// (DecisionStore.query, newest first) and, on top, a one-line verdict built only from that trail:
+// the NoExecute taint in force and who placed it, the Ready status the controller wrote and why, and
+// the queueing that came before. Nothing in the verdict is inferred beyond what a row says.
+import { Command } from 'commander';
+import { z } from 'zod';
+import type { JsonValue, StoredDecision } from '../../shared/ports/stores.js';
+import { parseOptions } from '../errors.js';
+import {
+  OUTPUT_FLAGS,
+  OUTPUT_HELP,
+  OutputFormatSchema,
+  isoTime,
+  renderTable,
+  stdoutPaint,
+  writeOutput,
+  type CliIo,
+  type Column,
+  type CommandContext,
+  type Paint,
+} from '../output.js';
+import {
+  addStoreOptions,
+  resolveTarget,
+  StoreOptionsSchema,
+  withEnvDefaults,
+  withStores,
+  type RawStoreOptions,
+} from '../stores.js';
+
+export const ExplainOptionsSchema = StoreOptionsSchema.safeExtend({
+  node: z.string().min(1, 'expected a node name'),
+  limit: z.coerce
+    .number({ error: 'expected a whole number of decisions, 1 to 1000' })
+    .int('expected a whole number of decisions, 1 to 1000')
+    .min(1, 'expected a whole number of decisions, 1 to 1000')
+    .max(1000, 'expected a whole number of decisions, 1 to 1000')
+    .default(30),
+  output: OutputFormatSchema,
+});
+export type ExplainOptions = z.output<typeof ExplainOptionsSchema>;
+
+// ---------------------------------------------------------------------------------------------------
+// The report (`-o json|yaml`: a public interface)
+
+export interface DecisionView {
+  /** The row's sort key: `<ISO time>#<source>#<index>`. */
+  readonly id: string;
+  readonly at: string;
+  readonly source: string;
+  readonly what: string;
+  /** `intended` (recorded before the write), `ok`, `dryRun`, or the failure; null for non-writes. */
+  readonly result: string | null;
+  readonly why: string;
+  readonly inputs: Readonly<Record<string, JsonValue>> | null;
+  readonly dryRun: boolean;
+}
+
+export interface ExplainReport {
+  readonly cluster: string;
+  readonly node: string;
+  readonly verdict: string;
+  /** Newest first. */
+  readonly decisions: readonly DecisionView[];
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The verdict
+
+// A row written before its cluster write (shared/app/decisions.ts DecidingExecutor): its outcome row follows.
+const INTENDED = 'intended';
+// `what` of the monitor's queue decisions (docs/state.md "Decisions"; upstream markNodeForTainting).
+const ENQUEUE = new Set(['enqueue', 'markNodeForTainting']);
+const DEQUEUE = new Set(['dequeue', 'markNodeAsReachable']);
+
+function strings(value: JsonValue | undefined): string[] {
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+}
+
+/** "tryUpdateNodeHealth: no heartbeat within …" → "no heartbeat within …": the function is in SOURCE. */
+function reason(why: string): string {
+  return why.replace(/^[A-Za-z]+: /, '');
+}
+
+const wrote = (d: StoredDecision): boolean => d.result === 'ok' || d.result === 'dryRun';
+const failed = (d: StoredDecision): boolean => d.result !== undefined && d.result !== INTENDED && !wrote(d);
+const when = (d: StoredDecision): string => isoTime(d.at) ?? '';
+
+/**
+ * One line from the trail (newest first): the NoExecute taint in force and why, else the last Ready
+ * status the controller wrote, else the last decision; then the queueing, and a failed write if the
+ * newest outcome is one.
+ *
+ * @example
+ * verdict(trail) // 'tainted node.kubernetes.io/unreachable:NoExecute at … by drainer because Ready=Unknown since … (no heartbeat within the grace period (50s)); queued by monitor at …'
+ */
+export function verdict(node: string, newestFirst: readonly StoredDecision[]): string {
+  if (newestFirst.length === 0)
+    return `no decisions recorded for ${node} (rows expire 14 days after they are written)`;
+  const trail = [...newestFirst].reverse();
+  // Replay the trail: the controller's NoExecute taints, the Ready status it wrote, its queueing.
+  const taints = new Map<string, StoredDecision>();
+  let untainted: { taint: string; decision: StoredDecision } | undefined;
+  let ready: { status: string; decision: StoredDecision } | undefined;
+  let queued: StoredDecision | undefined;
+  for (const d of trail) {
+    if (d.what === 'swapNodeTaints' && wrote(d)) {
+      for (const taint of strings(d.inputs?.remove).filter((t) => t.endsWith(':NoExecute'))) {
+        taints.delete(taint);
+        untainted = { taint, decision: d };
+      }
+      for (const taint of strings(d.inputs?.add).filter((t) => t.endsWith(':NoExecute'))) {
+        taints.set(taint, d);
+      }
+    } else if (d.what === 'updateNodeStatus' && wrote(d)) {
+      const condition = strings(d.inputs?.conditions).find((c) => c.startsWith('Ready='));
+      const status = condition?.slice('Ready='.length).split(' ')[0];
+      // The monitor writes Unknown only when the kubelet had posted something else since: a repeat is a
+      // new episode. In shadow mode nothing is written, so the same decision repeats: keep the first.
+      const repeat = d.dryRun === true && status === ready?.status;
+      if (status !== undefined && !repeat) ready = { status, decision: d };
+    } else if (ENQUEUE.has(d.what) && d.result !== INTENDED && !failed(d)) {
+      queued = d;
+    } else if (DEQUEUE.has(d.what) && !failed(d)) {
+      queued = undefined;
+    }
+  }
+
+  const parts: string[] = [];
+  const because =
+    ready === undefined
+      ? ''
+      : ` because Ready=${ready.status} since ${when(ready.decision)} (${reason(ready.decision.why)})`;
+  const inForce = [...taints].sort(([, a], [, b]) => b.at - a.at)[0];
+  if (inForce !== undefined) {
+    const [taint, d] = inForce;
+    parts.push(`tainted ${taint} at ${when(d)} by ${d.source}${because || ` (${reason(d.why)})`}`);
+    if (queued !== undefined && queued.at <= d.at)
+      parts.push(`queued by ${queued.source} at ${when(queued)}`);
+  } else if (untainted !== undefined && (ready === undefined || untainted.decision.at >= ready.decision.at)) {
+    // The controller never writes Ready=True (the kubelet does): an untaint after the Unknown is the recovery.
+    const d = untainted.decision;
+    parts.push(`untainted ${untainted.taint} at ${when(d)} by ${d.source} (${reason(d.why)})`);
+  } else if (ready !== undefined && ready.status !== 'True') {
+    parts.push(
+      `Ready=${ready.status} since ${when(ready.decision)}, set by ${ready.decision.source} (${reason(ready.decision.why)})`,
+    );
+    if (queued !== undefined)
+      parts.push(`queued for a NoExecute taint by ${queued.source} at ${when(queued)}`);
+  } else {
+    const last = newestFirst[0];
+    if (last !== undefined) {
+      parts.push(
+        `no NoExecute taint in force; last decision: ${last.what} at ${when(last)} by ${last.source} (${reason(last.why)})`,
+      );
+    }
+  }
+  const newestOutcome = newestFirst.find((d) => d.result !== undefined && d.result !== INTENDED);
+  if (newestOutcome !== undefined && failed(newestOutcome)) {
+    parts.push(
+      `last write failed: ${newestOutcome.what} at ${when(newestOutcome)} (${newestOutcome.result ?? ''})`,
+    );
+  }
+  const shadow = newestFirst.some((d) => d.dryRun === true) ? ' [dry run: decided, not written]' : '';
+  return parts.join('; ') + shadow;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Output
+
+export function buildExplain(cluster: string, node: string, trail: readonly StoredDecision[]): ExplainReport {
+  return {
+    cluster,
+    node,
+    verdict: verdict(node, trail),
+    decisions: trail.map((d) => ({
+      id: d.id,
+      at: isoTime(d.at) ?? '',
+      source: d.source,
+      what: d.what,
+      result: d.result ?? null,
+      why: d.why,
+      inputs: d.inputs ?? null,
+      dryRun: d.dryRun === true,
+    })),
+  };
+}
+
+function inputsCell(inputs: DecisionView['inputs']): string {
+  if (inputs === null) return '-';
+  return Object.entries(inputs)
+    .map(([key, value]) => {
+      if (!Array.isArray(value)) return `${key}=${typeof value === 'string' ? value : JSON.stringify(value)}`;
+      return `${key}=${value.length === 0 ? '[]' : value.map((v) => (typeof v === 'string' ? v : JSON.stringify(v))).join(',')}`;
+    })
+    .join(' ');
+}
+
+const COLUMNS: readonly Column<DecisionView>[] = [
+  { header: 'time', value: (d) => d.at },
+  { header: 'source', value: (d) => d.source },
+  { header: 'what', value: (d) => d.what },
+  {
+    header: 'result',
+    value: (d) => d.result ?? '-',
+    colour: (d) =>
+      d.result === 'ok'
+        ? 'green'
+        : d.result === null || d.result === INTENDED || d.result === 'dryRun'
+          ? undefined
+          : 'red',
+  },
+  { header: 'why', value: (d) => d.why },
+  { header: 'inputs', value: (d) => inputsCell(d.inputs), wide: true },
+];
+
+export function renderExplain(report: ExplainReport, wide: boolean, paint: Paint): string {
+  const head = `${paint('bold', `${report.node}:`)} ${report.verdict}\n`;
+  if (report.decisions.length === 0) return head;
+  return `${head}\n${renderTable(COLUMNS, report.decisions, { wide, paint })}`;
+}
+
+/**
+ * Reads the node's trail and prints verdict and trail. Returns the exit code.
+ *
+ * @example
+ * await runExplain(parseOptions(ExplainOptionsSchema, { node: 'a-1', limit: '20' }), io); // 0
+ */
+export async function runExplain(options: ExplainOptions, io: CliIo): Promise<number> {
+  const target = await resolveTarget(options, io.env);
+  const trail = await withStores(target, io.env, (stores) =>
+    stores.decisions.query(target.cluster, options.node, { limit: options.limit, newestFirst: true }),
+  );
+  const report = buildExplain(target.cluster, options.node, trail);
+  writeOutput(io, options.output, report, () =>
+    renderExplain(report, options.output === 'wide', stdoutPaint(io)),
+  );
+  return 0;
+}
+
+export const EXPLAIN_HELP = `
+The first line is a verdict derived from the trail only: the NoExecute taint in force, who placed it
+and when, the Ready status the controller wrote and why, and the queueing before it. Then the trail,
+newest first: TIME (the decision's instant: the digest's observedAt for the monitor), SOURCE (the
+deciding function), WHAT, RESULT (intended = recorded before the write; ok, dryRun, or the failure)
+and WHY. -o wide adds the INPUTS the decision read. Decisions about a pod are filed under its node.
+-o json|yaml: cluster, node, verdict, decisions[] {id, at, source, what, result, why, inputs, dryRun}.
+
+Examples:
+  nlc explain ip-10-0-1-17.eu-west-1.compute.internal --stage prod --region eu-west-1
+  nlc explain a-1 --endpoint http://127.0.0.1:8000 --limit 10 -o wide`;
+
+export function explainCommand(ctx: CommandContext): Command {
+  return addStoreOptions(new Command('explain'))
+    .description("the decision trail for a node, newest first, with the controller's reasons")
+    .argument('<NODE>', 'node name')
+    .option('--limit <n>', 'at most this many decisions', '30')
+    .option(OUTPUT_FLAGS, OUTPUT_HELP)
+    .addHelpText('after', EXPLAIN_HELP)
+    .action(async (node: string, opts: RawStoreOptions & { limit?: string; output?: string }) => {
+      const options = parseOptions(
+        ExplainOptionsSchema,
+        { ...withEnvDefaults(opts, ctx.io.env), node },
+        { node: 'NODE' },
+      );
+      ctx.exitCode = await runExplain(options, ctx.io);
+    });
+}

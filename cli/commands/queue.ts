@@ -1,0 +1,223 @@
+// `nlc queue`: what is waiting to happen. Per zone, the rate-limited NoExecute tainting queue (upstream
+// zoneNoExecuteTainter; zonePodEvictor in legacy mode): its token bucket, its entries in processing
+// order and the processed-once set; then the taint eviction controller's pending pod deletions.
+// Read through ZoneQueueStore.loadZoneQueues and PodEvictionStore.list, the drainer's own reads.
+import { Command } from 'commander';
+import { z } from 'zod';
+import type { EpochMillis } from '../../shared/domain/types.js';
+import type { LoadedZoneQueues, PodEviction } from '../../shared/ports/stores.js';
+import { parseOptions } from '../errors.js';
+import {
+  OUTPUT_FLAGS,
+  OUTPUT_HELP,
+  OutputFormatSchema,
+  decimal,
+  isoTime,
+  renderTable,
+  span,
+  stdoutPaint,
+  writeOutput,
+  type CliIo,
+  type Column,
+  type CommandContext,
+  type Paint,
+} from '../output.js';
+import { limiterView, zoneCell, zoneName, type LimiterView } from '../present.js';
+import {
+  addStoreOptions,
+  resolveTarget,
+  StoreOptionsSchema,
+  withEnvDefaults,
+  withStores,
+  type RawStoreOptions,
+} from '../stores.js';
+
+export const QueueOptionsSchema = StoreOptionsSchema.safeExtend({
+  at: z.iso
+    .datetime({ offset: true, error: 'expected an ISO 8601 time like 2026-01-29T09:00:00Z' })
+    .transform((text) => Date.parse(text))
+    .optional(),
+  output: OutputFormatSchema,
+});
+export type QueueOptions = z.output<typeof QueueOptionsSchema>;
+
+// ---------------------------------------------------------------------------------------------------
+// The report (`-o json|yaml`: a public interface)
+
+export interface QueueEntryView {
+  /** 1-based, in processing order (processAt, then insertion order). */
+  readonly position: number;
+  readonly node: string;
+  readonly uid: string;
+  readonly addedAt: string | null;
+  readonly processAt: string | null;
+  /** processAt is not after `at`: the next drainer run takes it, if the limiter has a token. */
+  readonly due: boolean;
+}
+
+export interface ZoneQueueView {
+  readonly zone: string;
+  readonly limiter: LimiterView;
+  readonly entries: readonly QueueEntryView[];
+  /** Upstream UniqueQueue.set minus the queue: processed once (tainted), not queued again until removed. */
+  readonly processedOnce: readonly string[];
+}
+
+export interface PodEvictionView {
+  /** namespace/name */
+  readonly pod: string;
+  readonly node: string;
+  readonly createdAt: string | null;
+  /** When the deletion was meant to run (upstream TimedWorker.FireAt). */
+  readonly fireAt: string | null;
+  /** When it actually runs (upstream quirk §4.2.22, see timedWorkerQueue.ts). */
+  readonly firesAt: string | null;
+  /** waiting (on its timer) or firing (the deletion is running). */
+  readonly state: 'waiting' | 'firing';
+  readonly due: boolean;
+  /** firesAt − at, seconds (negative: overdue). */
+  readonly inSeconds: number;
+}
+
+export interface QueueReport {
+  readonly cluster: string;
+  /** The instant "due" is judged at: the wall clock (the drainer's), or --at. */
+  readonly at: string;
+  readonly zones: readonly ZoneQueueView[];
+  readonly podEvictions: readonly PodEvictionView[];
+}
+
+export function buildQueue(
+  loaded: LoadedZoneQueues,
+  evictions: readonly PodEviction[],
+  at: EpochMillis,
+): QueueReport {
+  const zones = [...loaded.queues]
+    .map(([key, queue]): ZoneQueueView => {
+      const queued = new Set(queue.queue.map((v) => v.value));
+      return {
+        zone: zoneName(key),
+        limiter: limiterView(queue.limiter),
+        entries: queue.queue.map((v, index) => ({
+          position: index + 1,
+          node: v.value,
+          uid: v.uid,
+          addedAt: isoTime(v.addedAt),
+          processAt: isoTime(v.processAt),
+          due: v.processAt <= at,
+        })),
+        processedOnce: queue.set.filter((name) => !queued.has(name)),
+      };
+    })
+    .sort((a, b) => (a.zone < b.zone ? -1 : a.zone > b.zone ? 1 : 0));
+  const podEvictions = [...evictions]
+    .sort((a, b) => a.firesAt - b.firesAt || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+    .map((e): PodEvictionView => ({
+      pod: e.key,
+      node: e.nodeName,
+      createdAt: isoTime(e.createdAt),
+      fireAt: isoTime(e.fireAt),
+      firesAt: isoTime(e.firesAt),
+      state: e.firing ? 'firing' : 'waiting',
+      due: e.firesAt <= at,
+      inSeconds: Math.round((e.firesAt - at) / 1000),
+    }));
+  return { cluster: loaded.cluster, at: isoTime(at) ?? '', zones, podEvictions };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Human output
+
+function limiterLine(limiter: LimiterView): string {
+  if (limiter.kind === 'never') return 'limiter never (qps 0: no tainting in this zone)';
+  return `limiter ${decimal(limiter.qps)} qps, ${limiter.tokens.toFixed(2)} of ${limiter.burst} tokens at ${limiter.last ?? '-'}`;
+}
+
+const ENTRY_COLUMNS: readonly Column<QueueEntryView>[] = [
+  { header: '#', value: (e) => String(e.position), align: 'right' },
+  { header: 'node', value: (e) => e.node },
+  { header: 'uid', value: (e) => e.uid },
+  { header: 'added at', value: (e) => e.addedAt ?? '-' },
+  { header: 'process at', value: (e) => e.processAt ?? '-' },
+  { header: 'due', value: (e) => (e.due ? 'yes' : 'no'), colour: (e) => (e.due ? 'yellow' : undefined) },
+];
+
+const EVICTION_COLUMNS: readonly Column<PodEvictionView>[] = [
+  { header: 'pod', value: (e) => e.pod },
+  { header: 'node', value: (e) => e.node },
+  { header: 'fire at', value: (e) => e.fireAt ?? '-' },
+  {
+    header: 'in',
+    value: (e) => (e.due ? 'due' : span(e.inSeconds * 1000)),
+    colour: (e) => (e.due ? 'yellow' : undefined),
+    align: 'right',
+  },
+  { header: 'state', value: (e) => e.state },
+  { header: 'created at', value: (e) => e.createdAt ?? '-', wide: true },
+  { header: 'fires at', value: (e) => e.firesAt ?? '-', wide: true },
+];
+
+export function renderQueue(report: QueueReport, wide: boolean, paint: Paint): string {
+  const sections: string[] = [];
+  if (report.zones.length === 0) sections.push(`No zone queues stored for cluster ${report.cluster}.\n`);
+  for (const zone of report.zones) {
+    const head = `${paint('bold', `Zone ${zoneCell(zone.zone)}`)}: ${limiterLine(zone.limiter)}; processed once: ${zone.processedOnce.length}`;
+    const body =
+      zone.entries.length === 0
+        ? '  (queue empty)\n'
+        : renderTable(ENTRY_COLUMNS, zone.entries, { wide, paint });
+    sections.push(`${head}\n${body}`);
+  }
+  const due = report.podEvictions.filter((e) => e.due).length;
+  const evictions =
+    report.podEvictions.length === 0
+      ? `${paint('bold', 'Pod evictions')}: none pending\n`
+      : `${paint('bold', 'Pod evictions')}: ${report.podEvictions.length} pending, ${due} due at ${report.at}\n` +
+        renderTable(EVICTION_COLUMNS, report.podEvictions, { wide, paint });
+  sections.push(evictions);
+  return sections.join('\n');
+}
+
+/**
+ * Reads every zone queue and the pending pod evictions, and prints them. Returns the exit code.
+ *
+ * @example
+ * await runQueue(parseOptions(QueueOptionsSchema, { endpoint, at: '2026-01-29T09:05:00Z' }), io); // 0
+ */
+export async function runQueue(options: QueueOptions, io: CliIo): Promise<number> {
+  const target = await resolveTarget(options, io.env);
+  const [queues, evictions] = await withStores(target, io.env, (stores) =>
+    Promise.all([stores.zoneQueues.loadZoneQueues(target.cluster), stores.podEvictions.list(target.cluster)]),
+  );
+  const report = buildQueue(queues, evictions, options.at ?? io.clock.now());
+  writeOutput(io, options.output, report, () =>
+    renderQueue(report, options.output === 'wide', stdoutPaint(io)),
+  );
+  return 0;
+}
+
+export const QUEUE_HELP = `
+Per zone: the token bucket (QPS, tokens when last computed, burst; "never" = no tainting), the queue
+in processing order (a due entry is taken by the next drainer run when a token is available) and the
+processed-once set (tainted nodes, not queued again until they recover). Then the pending pod
+deletions of the taint eviction controller. "Due" is judged on the wall clock (--at to choose), the
+clock the drainer and the taint eviction function run on.
+-o json|yaml: cluster, at, zones[] {zone, limiter, entries[] {position, node, uid, addedAt,
+processAt, due}, processedOnce[]}, podEvictions[] {pod, node, createdAt, fireAt, firesAt, state,
+due, inSeconds}.
+
+Examples:
+  nlc queue --endpoint http://127.0.0.1:8000
+  nlc queue --stage prod --region eu-west-1 --at 2026-01-29T09:05:00Z -o yaml`;
+
+export function queueCommand(ctx: CommandContext): Command {
+  return addStoreOptions(new Command('queue'))
+    .description('per-zone eviction queues and pending pod evictions')
+    .option('--at <time>', 'judge what is due at this ISO 8601 time (default: now)')
+    .option(OUTPUT_FLAGS, OUTPUT_HELP)
+    .addHelpText('after', QUEUE_HELP)
+    .action(async (opts: RawStoreOptions & { at?: string; output?: string }) => {
+      const options = parseOptions(QueueOptionsSchema, withEnvDefaults(opts, ctx.io.env));
+      ctx.exitCode = await runQueue(options, ctx.io);
+    });
+}

@@ -1,0 +1,223 @@
+// `nlc simulate FILE`: what would the controller do if …? Runs a scenario (SCENARIOS.md) in virtual time
+// through the real relay, functions, state stores and API simulator (local/simulate/), and prints what
+// the controller did to the cluster: a timeline and a summary per zone for people, or with `--json` the
+// JSON Lines of SCENARIOS.md (a public interface). Exit 0 when the run completed (even if a function
+// failed: that is part of the answer, reported on stderr), 2 for an invalid scenario naming the field,
+// 1 for an internal failure.
+import { readFile } from 'node:fs/promises';
+import { Command } from 'commander';
+import { z } from 'zod';
+import { formatDuration } from '../../shared/config.js';
+import { ScenarioError } from '../../shared/errors.js';
+import { parseScenario } from '../../local/simulate/scenario.js';
+import { runSimulation, type Diagnostic, type SimulationResult } from '../../local/simulate/simulation.js';
+import { toJsonLines, type SummaryRecord, type TimelineLine } from '../../local/simulate/timeline.js';
+import { parseOptions } from '../errors.js';
+import {
+  renderTable,
+  stdoutPaint,
+  type CliIo,
+  type Colour,
+  type Column,
+  type CommandContext,
+  type Paint,
+} from '../output.js';
+
+export const SimulateOptionsSchema = z.object({
+  file: z.string().min(1, 'expected a scenario file'),
+  json: z.boolean().default(false),
+  verbose: z.boolean().default(false),
+});
+export type SimulateOptions = z.output<typeof SimulateOptionsSchema>;
+
+const SIMULATE_HELP = `
+The scenario format and the --json output: SCENARIOS.md (docs/simulate.md). Examples to start from:
+examples/scenarios/*.yaml.
+
+Examples:
+  nlc simulate examples/scenarios/single-node-failure.yaml
+  nlc simulate --json examples/scenarios/zone-disruption.yaml | jq -c 'select(.kind == "TaintAdded")'
+`;
+
+// ---------------------------------------------------------------------------------------------------
+// The human timeline
+
+type Event = Exclude<TimelineLine, { kind: 'Summary' }>;
+
+function object(line: Event): string {
+  switch (line.kind) {
+    case 'NodeCondition':
+    case 'TaintAdded':
+    case 'TaintRemoved':
+      return `node/${line.node}`;
+    case 'PodNotReady':
+    case 'PodDeleted':
+      return `pod/${line.pod}`;
+    case 'ZoneState':
+      return `zone/${line.zone === '' ? '""' : line.zone}`;
+    case 'Event': {
+      // kubectl's spelling: node/a-1, pod/default/web-1.
+      const slash = line.object.indexOf('/');
+      return `${line.object.slice(0, slash).toLowerCase()}${line.object.slice(slash)}`;
+    }
+  }
+}
+
+function detail(line: Event): string {
+  switch (line.kind) {
+    case 'NodeCondition':
+      return `${line.type}=${line.status}${line.reason === '' ? '' : ` (${line.reason})`}`;
+    case 'TaintAdded':
+    case 'TaintRemoved':
+      return `${line.key}:${line.effect}`;
+    case 'PodNotReady':
+      return `Ready=False on node ${line.node}`;
+    case 'PodDeleted':
+      return `${line.reason} (node ${line.node})`;
+    case 'ZoneState':
+      return `${line.from} → ${line.to}`;
+    case 'Event':
+      return `${line.type === 'Warning' ? 'Warning ' : ''}${line.reason}: ${line.message}`;
+  }
+}
+
+function colourOf(line: Event): Colour | undefined {
+  switch (line.kind) {
+    case 'NodeCondition':
+      return line.status === 'True' ? 'green' : 'yellow';
+    case 'TaintAdded':
+      return line.effect === 'NoExecute' ? 'red' : 'yellow';
+    case 'TaintRemoved':
+      return 'green';
+    case 'PodNotReady':
+      return 'yellow';
+    case 'PodDeleted':
+      return 'red';
+    case 'ZoneState':
+      return line.to === 'Normal' ? 'green' : 'red';
+    case 'Event':
+      return line.type === 'Warning' ? 'yellow' : 'dim';
+  }
+}
+
+const timelineColumns: readonly Column<Event>[] = [
+  { header: 't', value: (l) => formatDuration(l.t * 1000), align: 'right' },
+  { header: 'time', value: (l) => l.time },
+  { header: 'what', value: (l) => l.kind, colour: colourOf },
+  { header: 'object', value: object },
+  { header: 'detail', value: detail },
+];
+
+interface ZoneRow {
+  readonly zone: string;
+  readonly state: string;
+  readonly size: number;
+  readonly unhealthy: number;
+  readonly nodes: string;
+}
+
+const zoneColumns: readonly Column<ZoneRow>[] = [
+  { header: 'zone', value: (z) => (z.zone === '' ? '""' : z.zone) },
+  { header: 'state', value: (z) => z.state, colour: (z) => (z.state === 'Normal' ? 'green' : 'red') },
+  { header: 'size', value: (z) => String(z.size), align: 'right' },
+  { header: 'unhealthy', value: (z) => String(z.unhealthy), align: 'right' },
+  { header: 'nodes (Ready; taints)', value: (z) => z.nodes },
+];
+
+function zoneRows(summary: SummaryRecord): ZoneRow[] {
+  const zones = new Map<string, ZoneRow>(summary.zones.map((z) => [z.zone, { ...z, nodes: '' }]));
+  const nodesByZone = new Map<string, string[]>();
+  for (const node of summary.nodes) {
+    const taints = node.taints.map((t) => `${t.key.replace(/^node\.kubernetes\.io\//, '')}:${t.effect}`);
+    const text = `${node.node} (${node.ready === '' ? 'no Ready' : node.ready}${taints.length === 0 ? '' : `; ${taints.join(', ')}`})`;
+    nodesByZone.set(node.zone, [...(nodesByZone.get(node.zone) ?? []), text]);
+    if (!zones.has(node.zone))
+      zones.set(node.zone, { zone: node.zone, state: '-', size: 0, unhealthy: 0, nodes: '' });
+  }
+  return [...zones.values()]
+    .map((z) => ({ ...z, nodes: (nodesByZone.get(z.zone) ?? []).join(', ') }))
+    .sort((a, b) => (a.zone < b.zone ? -1 : a.zone > b.zone ? 1 : 0));
+}
+
+/** The timeline table, then the summary per zone. */
+export function renderSimulation(name: string, result: SimulationResult, paint: Paint): string {
+  const events = result.lines.filter((l): l is Event => l.kind !== 'Summary');
+  const summary = result.lines.find((l): l is TimelineLine & SummaryRecord => l.kind === 'Summary');
+  const out: string[] = [];
+  if (name !== '') out.push(`${paint('bold', name)}\n\n`);
+  out.push(
+    events.length === 0
+      ? 'The controller did nothing to the cluster.\n'
+      : renderTable(timelineColumns, events, { wide: false, paint }),
+  );
+  if (summary !== undefined) {
+    out.push(`\nAt ${formatDuration(summary.t * 1000)} (${summary.time}):\n`);
+    out.push(renderTable(zoneColumns, zoneRows(summary), { wide: false, paint }));
+    out.push(`\nPods evicted: ${summary.evictions}\n`);
+  }
+  return out.join('');
+}
+
+function describeDiagnostic(d: Diagnostic): string {
+  const fields = d.fields === undefined ? '' : ` ${JSON.stringify(d.fields)}`;
+  return `${d.level}: t=${formatDuration(d.t * 1000)} ${d.source}: ${d.message}${fields}\n`;
+}
+
+// ---------------------------------------------------------------------------------------------------
+
+async function readScenario(file: string): Promise<string> {
+  try {
+    return await readFile(file, 'utf8');
+  } catch (error) {
+    const code: unknown = error instanceof Error ? Reflect.get(error, 'code') : undefined;
+    const problem =
+      code === 'ENOENT' ? 'no such file' : error instanceof Error ? error.message : String(error);
+    throw new ScenarioError(
+      [{ path: '(file)', message: `cannot read ${JSON.stringify(file)}: ${problem}` }],
+      file,
+      {
+        cause: error,
+      },
+    );
+  }
+}
+
+/**
+ * Runs `nlc simulate` and returns its exit code.
+ *
+ * @example
+ * const code = await runSimulate({ file: 'examples/scenarios/single-node-failure.yaml', json: true, verbose: false }, io);
+ */
+export async function runSimulate(options: SimulateOptions, io: CliIo): Promise<number> {
+  const scenario = parseScenario(await readScenario(options.file), options.file);
+  const result = await runSimulation(scenario, {
+    onDiagnostic: (d) => {
+      // Failed invocations always; the services' warnings (observation gaps, retries) when asked.
+      if (d.level === 'error' || options.verbose) io.stderr.write(describeDiagnostic(d));
+    },
+  });
+  if (options.json) {
+    io.stdout.write(toJsonLines(result.lines));
+    return 0;
+  }
+  io.stdout.write(renderSimulation(scenario.name, result, stdoutPaint(io)));
+  const { wallMs, invocations } = result.stats;
+  const calls = Object.values(invocations).reduce((a, b) => a + b, 0);
+  io.stderr.write(
+    `simulated ${formatDuration(scenario.duration)} of ${scenario.nodes.length} nodes in ${(wallMs / 1000).toFixed(1)}s (${calls} function invocations)\n`,
+  );
+  return 0;
+}
+
+export function simulateCommand(ctx: CommandContext): Command {
+  return new Command('simulate')
+    .description('run a scenario in virtual time and print what the controller would do')
+    .argument('<FILE>', 'scenario file (YAML or JSON)')
+    .option('--json', 'JSON Lines, one record per line (SCENARIOS.md "Output")')
+    .option('--verbose', 'also print the warnings the functions logged')
+    .addHelpText('after', SIMULATE_HELP)
+    .action(async (file: string, opts: { json?: boolean; verbose?: boolean }) => {
+      const options = parseOptions(SimulateOptionsSchema, { ...opts, file }, { file: 'FILE' });
+      ctx.exitCode = await runSimulate(options, ctx.io);
+    });
+}

@@ -1,0 +1,347 @@
+// `nlc status`: the controller's view of a cluster, read from the state tables (local stack or AWS):
+// zones (state, size, unhealthy share, limiter QPS, queue length), then nodes (Ready as the controller
+// saved it, its taints, probe age, eviction queue place, exclusion). One consistent read through the
+// ControllerStateStore, the same load the monitor starts each pass from.
+import { Command } from 'commander';
+import { z } from 'zod';
+import { getNodeCondition, type ZoneState } from '../../shared/domain/types.js';
+import { ownedByNodeController } from '../../shared/domain/taints.js';
+import { getZoneKey, isNodeExcludedFromDisruptionChecks } from '../../shared/domain/zones.js';
+import type { LoadedState } from '../../shared/ports/stores.js';
+import { parseOptions } from '../errors.js';
+import {
+  OUTPUT_FLAGS,
+  OUTPUT_HELP,
+  OutputFormatSchema,
+  isoTime,
+  renderTable,
+  span,
+  stdoutPaint,
+  writeOutput,
+  type CliIo,
+  type Colour,
+  type Column,
+  type CommandContext,
+  type Paint,
+} from '../output.js';
+import {
+  abbreviateTaint,
+  limiterView,
+  qpsCell,
+  queuePlaces,
+  zoneCell,
+  zoneName,
+  type LimiterView,
+} from '../present.js';
+import {
+  addStoreOptions,
+  resolveTarget,
+  StoreOptionsSchema,
+  withEnvDefaults,
+  withStores,
+  type RawStoreOptions,
+} from '../stores.js';
+
+export const StatusOptionsSchema = StoreOptionsSchema.safeExtend({ output: OutputFormatSchema });
+export type StatusOptions = z.output<typeof StatusOptionsSchema>;
+
+// ---------------------------------------------------------------------------------------------------
+// The report (`-o json|yaml` prints it as is: these field names are a public interface)
+
+export interface ZoneStatus {
+  /** `region:zone`; "" for nodes without zone labels. */
+  readonly zone: string;
+  /** Upstream ZoneState; null when the zone has no counted node any more (its queue stays). */
+  readonly state: ZoneState | null;
+  /** Counted nodes (node_collector_zone_size); null before the first pass that counted the zone. */
+  readonly size: number | null;
+  /** Not-ready counted nodes (node_collector_unhealthy_nodes_in_zone). */
+  readonly unhealthy: number | null;
+  /** unhealthy / size, in percent (0–100, rounded). */
+  readonly unhealthyPercent: number | null;
+  readonly limiter: LimiterView | null;
+  /** Nodes waiting in the zone's NoExecute tainting queue (zonePodEvictor in legacy mode). */
+  readonly queueLength: number;
+  /** Nodes in the processed-once set only (tainted, or evicted in legacy mode). */
+  readonly processedOnce: number;
+}
+
+export interface NodeEvictionView {
+  /** 1-based place in the zone queue, null when not queued. */
+  readonly position: number | null;
+  /** When the queue will process it (relay clock). */
+  readonly processAt: string | null;
+  /** In the processed-once set without being queued: already processed. */
+  readonly processed: boolean;
+  /** Legacy mode only (upstream nodeEvictionMap): unmarked, toBeEvicted, evicted. */
+  readonly status: string | null;
+}
+
+export interface NodeStatus {
+  readonly name: string;
+  readonly uid: string | null;
+  readonly zone: string;
+  /** Ready as the monitor last saved it (the health row), not as the kubelet last posted it. */
+  readonly ready: string | null;
+  readonly readyTransition: string | null;
+  /** The taints this controller owns, abbreviated (`unreachable:NoExecute`). */
+  readonly taints: readonly string[];
+  /** Every taint on the node copy the controller holds. */
+  readonly allTaints: readonly { key: string; value?: string; effect: string; timeAdded?: string | null }[];
+  readonly probeTime: string | null;
+  /** observedAt − probeTime, seconds (relay clock). */
+  readonly probeAgeSeconds: number | null;
+  readonly leaseRenewTime: string | null;
+  readonly eviction: NodeEvictionView;
+  /** node.kubernetes.io/exclude-disruption: not counted in zone health. */
+  readonly excluded: boolean;
+  /** Registered by the controller (RegisteredNode recorded). */
+  readonly registered: boolean;
+  /** In nodesToRetry (MarkPodsNotReady to retry). */
+  readonly retry: boolean;
+  /** Gone from the node cache; the controller still holds its health until its next pass. */
+  readonly deleted: boolean;
+}
+
+export interface StatusReport {
+  readonly cluster: string;
+  /** The last Heartbeat Digest processed: its observedAt (relay clock) and sequence. */
+  readonly observedAt: string | null;
+  readonly lastSequence: number | null;
+  readonly relayLastSeen: string | null;
+  readonly masterDisruption: boolean;
+  readonly zones: readonly ZoneStatus[];
+  readonly nodes: readonly NodeStatus[];
+}
+
+const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** The report from one consistent load of the controller state. */
+export function buildStatus(loaded: LoadedState): StatusReport {
+  const { state, meta } = loaded;
+  const places = queuePlaces(state.zoneQueues);
+  const zoneKeys = [
+    ...new Set([...state.zoneStates.keys(), ...loaded.zones.keys(), ...state.zoneQueues.keys()]),
+  ];
+  const zones = zoneKeys
+    .map((key): ZoneStatus => {
+      const gauge = loaded.zones.get(key);
+      const queue = state.zoneQueues.get(key);
+      const queued = new Set(queue?.queue.map((v) => v.value));
+      return {
+        zone: zoneName(key),
+        state: state.zoneStates.get(key) ?? null,
+        size: gauge?.zoneSize ?? null,
+        unhealthy: gauge?.unhealthyNodes ?? null,
+        unhealthyPercent:
+          gauge === undefined
+            ? null
+            : gauge.zoneSize === 0
+              ? 0
+              : Math.round((100 * gauge.unhealthyNodes) / gauge.zoneSize),
+        limiter: queue === undefined ? null : limiterView(queue.limiter),
+        queueLength: queue?.queue.length ?? 0,
+        processedOnce: queue?.set.filter((name) => !queued.has(name)).length ?? 0,
+      };
+    })
+    .sort((a, b) => byName(a.zone, b.zone));
+
+  const names = [
+    ...new Set([...loaded.nodes.keys(), ...state.knownNodes.keys(), ...state.nodeHealth.keys()]),
+  ].sort(byName);
+  const nodes = names.map((name): NodeStatus => {
+    const node = loaded.nodes.get(name);
+    const health = state.nodeHealth.get(name);
+    const place = places.get(name);
+    const probe = health?.probeTimestamp;
+    const age =
+      probe === undefined || meta.lastObservedAt === undefined
+        ? null
+        : Math.round((meta.lastObservedAt - probe) / 1000);
+    return {
+      name,
+      uid: node?.uid ?? state.knownNodes.get(name) ?? null,
+      zone:
+        node === undefined
+          ? place === undefined
+            ? ''
+            : zoneName(place.zone)
+          : zoneName(getZoneKey(node.labels)),
+      ready: health === undefined ? null : (getNodeCondition(health.status, 'Ready')?.status ?? null),
+      readyTransition: isoTime(health?.readyTransitionTimestamp),
+      taints: (node?.taints ?? []).filter(ownedByNodeController).map(abbreviateTaint),
+      allTaints: (node?.taints ?? []).map((t) => ({
+        key: t.key,
+        ...(t.value !== undefined && { value: t.value }),
+        effect: t.effect,
+        ...(t.timeAdded !== undefined && { timeAdded: isoTime(t.timeAdded) }),
+      })),
+      probeTime: isoTime(probe),
+      probeAgeSeconds: age,
+      leaseRenewTime: isoTime(health?.lease?.renewTime),
+      eviction: {
+        position: place?.position ?? null,
+        processAt: isoTime(place?.processAt ?? undefined),
+        processed: place !== undefined && place.position === null,
+        status: state.nodeEvictionStatus.get(name) ?? null,
+      },
+      excluded: node !== undefined && isNodeExcludedFromDisruptionChecks(node),
+      registered: state.knownNodes.has(name),
+      retry: state.nodesToRetry.has(name),
+      deleted: node === undefined,
+    };
+  });
+
+  return {
+    cluster: loaded.cluster,
+    observedAt: isoTime(meta.lastObservedAt),
+    lastSequence: meta.lastSequence ?? null,
+    relayLastSeen: isoTime(meta.relayLastSeen),
+    masterDisruption: meta.masterDisruption,
+    zones,
+    nodes,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Human output
+
+function stateColour(state: ZoneState | null): Colour | undefined {
+  switch (state) {
+    case 'Normal':
+      return 'green';
+    case 'PartialDisruption':
+      return 'yellow';
+    case 'FullDisruption':
+      return 'red';
+    case 'Initial':
+    case null:
+      return undefined;
+  }
+}
+
+function evictionCell(e: NodeEvictionView): string {
+  const parts: string[] = [];
+  if (e.status !== null && e.status !== 'unmarked') parts.push(e.status);
+  if (e.position !== null) parts.push(`queued #${e.position}`);
+  else if (e.processed) parts.push('processed');
+  return parts.length === 0 ? '-' : parts.join(', ');
+}
+
+const ZONE_COLUMNS: readonly Column<ZoneStatus>[] = [
+  { header: 'zone', value: (z) => zoneCell(z.zone) },
+  { header: 'state', value: (z) => z.state ?? '-', colour: (z) => stateColour(z.state) },
+  { header: 'size', value: (z) => (z.size === null ? '-' : String(z.size)), align: 'right' },
+  {
+    header: 'unhealthy',
+    value: (z) => (z.unhealthy === null ? '-' : `${z.unhealthy} (${z.unhealthyPercent ?? 0}%)`),
+    align: 'right',
+  },
+  { header: 'limiter qps', value: (z) => qpsCell(z.limiter), align: 'right' },
+  {
+    header: 'tokens',
+    value: (z) =>
+      z.limiter?.kind === 'tokenBucket' ? `${z.limiter.tokens.toFixed(2)}/${z.limiter.burst}` : '-',
+    align: 'right',
+    wide: true,
+  },
+  { header: 'queue', value: (z) => String(z.queueLength), align: 'right' },
+  { header: 'processed', value: (z) => String(z.processedOnce), align: 'right', wide: true },
+];
+
+const NODE_COLUMNS: readonly Column<NodeStatus>[] = [
+  { header: 'node', value: (n) => n.name + (n.deleted ? ' (deleted)' : '') },
+  { header: 'zone', value: (n) => zoneCell(n.zone) },
+  {
+    header: 'ready',
+    value: (n) => n.ready ?? '-',
+    colour: (n) => (n.ready === 'True' ? 'green' : n.ready === null ? undefined : 'red'),
+  },
+  { header: 'taints', value: (n) => (n.taints.length === 0 ? '-' : n.taints.join(',')) },
+  {
+    header: 'probe age',
+    value: (n) => (n.probeAgeSeconds === null ? '-' : span(n.probeAgeSeconds * 1000)),
+    align: 'right',
+  },
+  {
+    header: 'eviction',
+    value: (n) => evictionCell(n.eviction),
+    colour: (n) => (n.eviction.position !== null ? 'yellow' : undefined),
+  },
+  { header: 'excluded', value: (n) => (n.excluded ? 'yes' : 'no') },
+  { header: 'uid', value: (n) => n.uid ?? '-', wide: true },
+  { header: 'ready since', value: (n) => n.readyTransition ?? '-', wide: true },
+  { header: 'probe', value: (n) => n.probeTime ?? '-', wide: true },
+  { header: 'lease', value: (n) => n.leaseRenewTime ?? '-', wide: true },
+  { header: 'process at', value: (n) => n.eviction.processAt ?? '-', wide: true },
+];
+
+/** The human form: a short header, the zones table, the nodes table. */
+export function renderStatus(report: StatusReport, wide: boolean, paint: Paint): string {
+  const digest = report.lastSequence === null ? '' : ` (digest #${report.lastSequence})`;
+  const header = [
+    `Cluster:            ${report.cluster}`,
+    `Relay clock:        ${report.observedAt ?? 'no digest processed yet'}${digest}`,
+    `Master disruption:  ${report.masterDisruption ? paint('red', 'yes: every zone is FullDisruption, evictions stopped') : 'no'}`,
+  ].join('\n');
+  if (report.zones.length === 0 && report.nodes.length === 0) {
+    return `${header}\n\nNo zones or nodes stored for cluster ${report.cluster} (has the monitor run? check --cluster, --stage).\n`;
+  }
+  // Tables end with a newline: one more makes the blank line between sections.
+  return [
+    `${header}\n`,
+    renderTable(ZONE_COLUMNS, report.zones, { wide, paint }),
+    renderTable(NODE_COLUMNS, report.nodes, { wide, paint }),
+  ].join('\n');
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The command
+
+/**
+ * Reads the tables and prints the report. Returns the exit code.
+ *
+ * @example
+ * await runStatus(parseOptions(StatusOptionsSchema, { endpoint: 'http://127.0.0.1:8000' }), io); // 0
+ */
+export async function runStatus(options: StatusOptions, io: CliIo): Promise<number> {
+  const target = await resolveTarget(options, io.env);
+  const loaded = await withStores(target, io.env, (stores) => stores.controllerState.load(target.cluster));
+  const report = buildStatus(loaded);
+  writeOutput(io, options.output, report, () =>
+    renderStatus(report, options.output === 'wide', stdoutPaint(io)),
+  );
+  return 0;
+}
+
+export const STATUS_HELP = `
+Zones:  ZONE is region:zone ("-": nodes without zone labels). UNHEALTHY counts not-ready nodes the
+        zone's health counts (excluded nodes are not). LIMITER QPS is the zone's NoExecute tainting
+        rate ("never": no tainting in this zone). QUEUE is the number of nodes waiting for a taint.
+Nodes:  READY is the Ready status the controller last saved (Unknown once the grace period passed).
+        TAINTS are the taints the controller owns. PROBE AGE is the relay clock (the last digest's
+        observedAt) minus the probe time the controller stored: both are relay times, so the CLI's own
+        clock, the Lambdas' clocks and bus delays cannot skew it. Probes are only stored when a decision
+        changes (docs/state.md, "Write on change"), so for a Ready node it is an upper bound.
+        EVICTION is the node's place in its zone queue ("queued #1"), "processed" once tainted.
+-o wide adds tokens, uids, Ready transition, probe, lease and process-at times.
+-o json|yaml prints the full report: cluster, observedAt, lastSequence, relayLastSeen,
+masterDisruption, zones[] {zone, state, size, unhealthy, unhealthyPercent, limiter, queueLength,
+processedOnce}, nodes[] {name, uid, zone, ready, readyTransition, taints, allTaints, probeTime,
+probeAgeSeconds, leaseRenewTime, eviction {position, processAt, processed, status}, excluded,
+registered, retry, deleted}.
+
+Examples:
+  nlc status --endpoint http://127.0.0.1:8000
+  nlc status --stage prod --region eu-west-1 --cluster prod -o wide`;
+
+export function statusCommand(ctx: CommandContext): Command {
+  return addStoreOptions(new Command('status'))
+    .description('zones and nodes as the controller sees them, from the state tables')
+    .option(OUTPUT_FLAGS, OUTPUT_HELP)
+    .addHelpText('after', STATUS_HELP)
+    .action(async (opts: RawStoreOptions & { output?: string }) => {
+      const options = parseOptions(StatusOptionsSchema, withEnvDefaults(opts, ctx.io.env));
+      ctx.exitCode = await runStatus(options, ctx.io);
+    });
+}

@@ -1,0 +1,46 @@
+// evictionDrainer: upstream doNoExecuteTaintingPass / doEvictionPass over the zone queues, then the due
+// pod evictions (shared/app/drainer.ts). Runs on its schedule ("Scheduled Event") and when the monitor
+// invokes it asynchronously after a pass ({ source: 'nlc.monitor', cluster, reason }). A payload of
+// neither shape is logged naming the field and rethrown (retries, then the dead-letter queue).
+import middy from '@middy/core';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import { parser } from '@aws-lambda-powertools/parser/middleware';
+import { EventBridgeSchema } from '@aws-lambda-powertools/parser/schemas/eventbridge';
+import { z } from 'zod';
+import { loadRuntime, type Runtime } from '../shared/adapters/runtime.js';
+import { checkDrainerInvocation, DrainerInvocation, runDrainer } from '../shared/app/drainer.js';
+import { logger, logParseError, metrics } from '../shared/observability.js';
+
+const ScheduledEvent = EventBridgeSchema.extend({
+  source: z.literal('aws.events'),
+  'detail-type': z.literal('Scheduled Event'),
+});
+
+/** What this function accepts: its schedule, or the monitor's invoke. */
+export const DrainerEvent = z.union([ScheduledEvent, DrainerInvocation]);
+export type DrainerEvent = z.output<typeof DrainerEvent>;
+
+// Once per cold start: clients and config only (STYLE middy 2.5).
+let runtime: Promise<Runtime> | undefined;
+function getRuntime(): Promise<Runtime> {
+  runtime ??= loadRuntime(process.env, { source: 'drainer' }).catch((error: unknown) => {
+    runtime = undefined;
+    throw error;
+  });
+  return runtime;
+}
+
+export const handler = middy<DrainerEvent, undefined>()
+  .use(injectLambdaContext(logger, { resetKeys: true }))
+  .use(logMetrics(metrics))
+  .use(parser({ schema: DrainerEvent, errorHandler: logParseError('eviction drainer event') }))
+  .handler(async (event, _context, { signal }) => {
+    const rt = await getRuntime();
+    logger.appendKeys({ cluster: rt.clusterName });
+    if ('cluster' in event) checkDrainerInvocation(event, rt.clusterName);
+    await runDrainer(
+      { config: rt.config, stores: rt.stores, cluster: rt.cluster, observer: rt.observer, signal },
+      rt.clock.now(),
+    );
+  });

@@ -1,0 +1,390 @@
+// The eviction drainer: upstream doNoExecuteTaintingPass (taint mode) or doEvictionPass (legacy mode),
+// which upstream runs every NodeEvictionPeriod (100 ms) over each zone's RateLimitedTimedQueue, plus the
+// taint eviction controller's fired timers (TimedWorkerQueue → deletePodHandler). Here it runs on a
+// schedule and after each monitor pass (DESIGN §5), against the queues in DynamoDB.
+//
+// What differs from upstream, and why:
+// - Upstream holds evictorLock for a whole Try loop; several drainers may run at once here. Each token is
+//   taken with a conditional read-modify-write of the zone's queue (ZoneQueueStore.updateZoneQueue) BEFORE
+//   the node is touched, so drainers together never take more tokens than the bucket holds: per zone,
+//   never more than burst + qps × window taints in any window (DESIGN §5). The item stays queued until
+//   completeTry is written, as upstream's item stays at the head while its callback runs.
+// - One `now` per run (the Lambda's clock) instead of a clock read per item: a run is short, and with
+//   burst 1 a run takes at most one token per zone unless the rate is very high.
+// - Legacy mode: nodeEvictionMap is the monitor's (it lives in the Nodes health rows, which only the
+//   monitor writes). The drainer does not write it; the monitor derives `evicted` from the queue (a
+//   node marked toBeEvicted that is in its zone's processed-once set but no longer queued was drained:
+//   monitor.ts reconcileLegacyEvictionStatus), which is exactly when upstream's doEvictionPass sets it.
+import { setTimeout as sleepTimer } from 'node:timers/promises';
+import { z } from 'zod';
+import type { ControllerConfig } from '../config.js';
+import { driveAsync } from '../domain/effects.js';
+import { taintManagerEvictionEvent } from '../domain/kubeEvents.js';
+import { processEvictionItem } from '../domain/legacyEvictionPass.js';
+import { completeTry, head, type TimedValue, tryNext } from '../domain/rateLimitedTimedQueue.js';
+import { processNoExecuteTaintItem } from '../domain/taintBasedEviction.js';
+import { deletePodRetries, deletePodRetryInterval } from '../domain/taintEviction.js';
+import {
+  getNodeCondition,
+  NodeReady,
+  parsePodKey,
+  type EpochMillis,
+  type Millis,
+  type Node,
+} from '../domain/types.js';
+import { formatZoneKey } from '../domain/zones.js';
+import { EventParseError } from '../errors.js';
+import type { ClusterPort, TaintEvictionDeleteResult } from '../ports/cluster.js';
+import type { Observer } from '../ports/observer.js';
+import type { JsonValue, PodEviction, StateStores } from '../ports/stores.js';
+import { decidedWrite } from './decidedWrite.js';
+import { DecidingExecutor, describeResult } from './decisions.js';
+
+/** The Decisions `source` of the drainer's records. */
+export const DrainerSource = 'drainer';
+
+/** Queue items one run processes at most (all zones): a backstop for very high rates; logged when hit. */
+export const DefaultMaxQueueItemsPerRun = 500;
+/** Pod deletions one run starts at most; the rest wait for the next run (they stay due). */
+export const DefaultMaxPodDeletionsPerRun = 500;
+
+/**
+ * What the monitor sends the drainer (an asynchronous Lambda invoke): which cluster to drain, and why.
+ *
+ * @example DrainerInvocation.parse({ source: 'nlc.monitor', cluster: 'prod', reason: 'monitorPass' })
+ */
+export const DrainerInvocation = z.object({
+  source: z.literal('nlc.monitor'),
+  cluster: z.string().min(1),
+  reason: z.enum(['monitorPass', 'scheduledCheck']),
+});
+export type DrainerInvocation = z.output<typeof DrainerInvocation>;
+
+/** Starts the drainer for a cluster (asynchronously: resolves once the invoke was accepted). */
+export type TriggerDrainer = (invocation: DrainerInvocation) => Promise<void>;
+
+export interface DrainerDeps {
+  readonly config: Pick<ControllerConfig, 'cluster' | 'dryRun' | 'evictionMode'>;
+  readonly stores: Pick<StateStores, 'zoneQueues' | 'nodes' | 'podEvictions' | 'decisions'>;
+  readonly cluster: Pick<ClusterPort, 'execute' | 'deletePodForTaintEviction' | 'recordEvent'>;
+  readonly observer: Observer;
+  readonly signal?: AbortSignal;
+  /** Waits between pod deletion attempts (deletePodRetryInterval); tests pass one that does not wait. */
+  readonly sleep?: (ms: Millis, signal?: AbortSignal) => Promise<void>;
+  readonly maxQueueItemsPerRun?: number;
+  readonly maxPodDeletionsPerRun?: number;
+}
+
+/** One zone's share of a run. */
+export interface ZoneDrainResult {
+  readonly zone: string;
+  /** Items whose token was taken and that were processed. */
+  readonly processed: number;
+  /** NoExecute taints written (taint mode) or nodes whose pods were deleted (legacy mode). */
+  readonly evicted: number;
+  /** Items put back for a retry (failed write, no Ready condition, failed pod list). */
+  readonly retried: number;
+}
+
+export interface PodDeletionResult {
+  /** Pods deleted (not counting pods that were already gone). */
+  readonly deleted: number;
+  readonly alreadyGone: number;
+  /** Deletions that failed every attempt (the entry is completed anyway, as upstream). */
+  readonly failed: number;
+  /** Due entries another drainer started first, or replaced meanwhile. */
+  readonly skipped: number;
+  /** dryRun: recorded, timer consumed, pod left alone. */
+  readonly shadowed: number;
+}
+
+export interface DrainerResult {
+  readonly cluster: string;
+  readonly now: EpochMillis;
+  readonly zones: readonly ZoneDrainResult[];
+  readonly pods: PodDeletionResult;
+  /** The per-run caps were hit: more is due than one run does. */
+  readonly capped: boolean;
+}
+
+const realSleep = (ms: Millis, signal?: AbortSignal): Promise<void> =>
+  sleepTimer(ms, undefined, signal === undefined ? {} : { signal });
+
+/**
+ * Checks that an invocation is for the cluster this deployment serves (its kubeconfig points there).
+ * Throws EventParseError naming `cluster` otherwise: nothing is read or written.
+ */
+export function checkDrainerInvocation(invocation: DrainerInvocation, served: string): void {
+  if (invocation.cluster !== served) {
+    throw new EventParseError('drainer invocation', [
+      `cluster: this deployment serves cluster ${JSON.stringify(served)}, got ${JSON.stringify(invocation.cluster)}`,
+    ]);
+  }
+}
+
+/**
+ * One drainer run at `now` (the Lambda's clock): every zone whose queue has a due item is drained one
+ * token at a time, then the due pod evictions fire.
+ *
+ * dryRun (shadow mode) changes nothing in the cluster, and does advance the drainer's own state: tokens
+ * are taken and items completed as if the write had succeeded, and a fired pod timer is consumed. So the
+ * Decisions trail shows what the real controller would do at the real rate, once per decision instead of
+ * once a minute. (If the cluster never gets the taint, the monitor re-queues the node on its next pass,
+ * upstream's #89012 handling, and the shadow decides the taint again when the zone's bucket allows;
+ * beside a live controller that has tainted the node, it stops there.)
+ *
+ * @example
+ * const result = await runDrainer({ config, stores, cluster, observer, signal }, clock.now());
+ */
+export async function runDrainer(deps: DrainerDeps, now: EpochMillis): Promise<DrainerResult> {
+  const { config, stores, observer, signal } = deps;
+  const cluster = config.cluster;
+  const opts = signal === undefined ? {} : { signal };
+  let context: Record<string, JsonValue> = {};
+  const executor = new DecidingExecutor({
+    cluster,
+    port: deps.cluster,
+    decisions: stores.decisions,
+    source: DrainerSource,
+    at: now,
+    dryRun: config.dryRun,
+    observer,
+    context: () => context,
+    ...opts,
+  });
+
+  const loaded = await stores.zoneQueues.loadZoneQueues(cluster, opts);
+  const dueZones = [...loaded.queues]
+    .filter(([, queue]) => {
+      const first = head(queue);
+      return first !== undefined && first.processAt <= now;
+    })
+    .map(([zone]) => zone)
+    .sort();
+
+  let budget = deps.maxQueueItemsPerRun ?? DefaultMaxQueueItemsPerRun;
+  let capped = false;
+  const zones: ZoneDrainResult[] = [];
+  for (const zone of dueZones) {
+    const result = { zone, processed: 0, evicted: 0, retried: 0 };
+    zones.push(result);
+    for (;;) {
+      if (budget <= 0) {
+        capped = true;
+        break;
+      }
+      // Take one token, conditionally: a lost race rereads and decides again (updateZoneQueue).
+      const taken = await stores.zoneQueues.updateZoneQueue<TimedValue | undefined>(
+        cluster,
+        zone,
+        (queue) => {
+          if (queue === undefined) return { queue: undefined, result: undefined };
+          const step = tryNext(queue, now);
+          // No token taken (empty queue, or rate limited): nothing to write.
+          return { queue: step.queue === queue ? undefined : step.queue, result: step.item };
+        },
+        opts,
+      );
+      const item = taken.result;
+      if (item === undefined) break;
+      budget--;
+      result.processed++;
+      const node = await stores.nodes.getNode(cluster, item.value, opts);
+      context = itemContext(zone, node);
+      const outcome =
+        config.evictionMode === 'taint'
+          ? await drainTaintItem(executor, item, node, now)
+          : await drainEvictionItem(executor, item, node, now);
+      if (outcome.evicted) {
+        result.evicted++;
+        // Counted only for real writes: in shadow mode nothing was tainted or evicted.
+        if (!config.dryRun) observer.metric('node_collector_evictions_total', 'Count', 1, { zone });
+      }
+      if (!outcome.done) result.retried++;
+      await stores.zoneQueues.updateZoneQueue(
+        cluster,
+        zone,
+        (queue) => {
+          if (queue === undefined) return { queue: undefined, result: undefined };
+          const next = completeTry(queue, item, outcome.tryResult, now);
+          return { queue: next === queue ? undefined : next, result: undefined };
+        },
+        opts,
+      );
+    }
+  }
+
+  const pods = await firePodEvictions(deps, executor, now);
+  if (capped || pods.capped) {
+    observer.warn('drainer run capped: more is due than one run does', {
+      cluster,
+      maxQueueItemsPerRun: deps.maxQueueItemsPerRun ?? DefaultMaxQueueItemsPerRun,
+      maxPodDeletionsPerRun: deps.maxPodDeletionsPerRun ?? DefaultMaxPodDeletionsPerRun,
+    });
+  }
+  const drained: DrainerResult = {
+    cluster,
+    now,
+    zones,
+    pods: pods.result,
+    capped: capped || pods.capped,
+  };
+  observer.info('drainer run', {
+    cluster,
+    now: new Date(now).toISOString(),
+    dryRun: config.dryRun,
+    zones: Object.fromEntries(
+      zones.map((z) => [
+        formatZoneKey(z.zone) || '-',
+        { processed: z.processed, evicted: z.evicted, retried: z.retried },
+      ]),
+    ),
+    pods: pods.result,
+    capped: drained.capped,
+    decisions: executor.recorded.length,
+  });
+  return drained;
+}
+
+interface ItemOutcome {
+  readonly tryResult: { readonly done: true } | { readonly done: false; readonly wait: Millis };
+  readonly done: boolean;
+  readonly evicted: boolean;
+}
+
+/** What the trail records about the node a queue item names (the swap's inputs come from the effect). */
+function itemContext(zone: string, node: Node | undefined): Record<string, JsonValue> {
+  return {
+    zone: formatZoneKey(zone) || '-',
+    ready:
+      node === undefined
+        ? 'node not in the cache'
+        : (getNodeCondition(node.conditions, NodeReady)?.status ?? 'none'),
+  };
+}
+
+/** doNoExecuteTaintingPass for one item: decideNoExecuteTaint on the cached node, then the taint swap. */
+async function drainTaintItem(
+  executor: DecidingExecutor,
+  item: TimedValue,
+  node: Node | undefined,
+  now: EpochMillis,
+): Promise<ItemOutcome> {
+  const processed = await driveAsync(processNoExecuteTaintItem(item, node, now), executor.execute);
+  const { decision } = processed;
+  // A taint write is recorded by the executor itself (intended, then its outcome).
+  if (decision.kind === 'done') {
+    await executor.record([
+      { node: item.value, what: 'dequeue', why: `doNoExecuteTaintingPass: ${decision.why}` },
+    ]);
+  } else if (decision.kind === 'retry') {
+    await executor.record([
+      {
+        node: item.value,
+        what: 'retry',
+        why: `doNoExecuteTaintingPass: ${decision.why}, retried in ${decision.wait}ms`,
+      },
+    ]);
+  }
+  return { tryResult: processed.result, done: processed.result.done, evicted: processed.tainted };
+}
+
+/** doEvictionPass for one item (legacy mode): list the node's pods and DeletePods. */
+async function drainEvictionItem(
+  executor: DecidingExecutor,
+  item: TimedValue,
+  node: Node | undefined,
+  now: EpochMillis,
+): Promise<ItemOutcome> {
+  const processed = await driveAsync(processEvictionItem(item, node !== undefined), executor.execute);
+  const { outcome } = processed;
+  if (processed.result.done) {
+    await executor.record([
+      {
+        node: item.value,
+        what: 'evicted',
+        why: 'doEvictionPass: DeletePods done; pods bound to the node later are deleted at once',
+        inputs: { podsRemaining: outcome?.remaining ?? false, at: new Date(now).toISOString() },
+      },
+    ]);
+  } else {
+    await executor.record([
+      {
+        node: item.value,
+        what: 'retry',
+        why:
+          outcome === undefined
+            ? 'doEvictionPass: listing the pods on the node failed; retried on the next run'
+            : `doEvictionPass: DeletePods failed (${outcome.error ?? 'unknown error'}); retried on the next run`,
+      },
+    ]);
+  }
+  return { tryResult: processed.result, done: processed.result.done, evicted: processed.countEviction };
+}
+
+/**
+ * The taint eviction controller's fired timers: upstream's TimedWorker callback deletePodHandler, run
+ * for each due PodEvictions entry whose timer this run starts (startFiring is conditional on the entry's
+ * token, so two drainers never run the same entry). Upstream order: the TaintManagerEviction Event, then
+ * up to deletePodRetries attempts of addConditionAndDeletePod deletePodRetryInterval apart, then the
+ * entry is completed whatever the outcome (upstream only logs the error).
+ */
+async function firePodEvictions(
+  deps: DrainerDeps,
+  executor: DecidingExecutor,
+  now: EpochMillis,
+): Promise<{ result: PodDeletionResult; capped: boolean }> {
+  const { config, stores, observer, signal } = deps;
+  const cluster = config.cluster;
+  const opts = signal === undefined ? {} : { signal };
+  const sleep = deps.sleep ?? realSleep;
+  const max = deps.maxPodDeletionsPerRun ?? DefaultMaxPodDeletionsPerRun;
+  const due = await stores.podEvictions.dueEvictions(cluster, now, opts);
+  const result = { deleted: 0, alreadyGone: 0, failed: 0, skipped: 0, shadowed: 0 };
+  for (const eviction of due.slice(0, max)) {
+    if (!(await stores.podEvictions.startFiring(cluster, eviction.key, eviction.token, opts))) {
+      result.skipped++;
+      continue;
+    }
+    const pod = parsePodKey(eviction.key);
+    const deleted = await decidedWrite(
+      executor,
+      config.dryRun,
+      {
+        node: eviction.nodeName,
+        what: 'deletePodForTaintEviction',
+        why: "taint eviction: the pod does not tolerate the node's NoExecute taint for longer",
+        inputs: podEvictionInputs(eviction),
+      },
+      async () => {
+        await deps.cluster.recordEvent(taintManagerEvictionEvent(pod), opts);
+        const attempt = (): Promise<TaintEvictionDeleteResult> =>
+          deps.cluster.deletePodForTaintEviction(pod.namespace, pod.name, opts);
+        let outcome = await attempt();
+        for (let tries = 1; !outcome.ok && tries < deletePodRetries; tries++) {
+          await sleep(deletePodRetryInterval, signal);
+          outcome = await attempt();
+        }
+        return outcome;
+      },
+      (r) => (r.ok ? (r.podWasGone ? 'ok (pod already gone)' : 'ok') : describeResult(r)),
+    );
+    if (deleted === undefined) result.shadowed++;
+    else if (!deleted.ok) result.failed++;
+    else if (deleted.podWasGone) result.alreadyGone++;
+    else {
+      result.deleted++;
+      observer.metric('taint_eviction_controller_pod_deletions_total', 'Count', 1);
+    }
+    await stores.podEvictions.complete(cluster, eviction.key, eviction.token, opts);
+  }
+  return { result, capped: due.length > max };
+}
+
+function podEvictionInputs(eviction: PodEviction): Record<string, JsonValue> {
+  return {
+    pod: eviction.key,
+    createdAt: new Date(eviction.createdAt).toISOString(),
+    fireAt: new Date(eviction.fireAt).toISOString(),
+  };
+}

@@ -1,0 +1,455 @@
+// The monitor: one Heartbeat Digest → one upstream monitorNodeHealth pass (node_lifecycle_controller.go),
+// against the state in DynamoDB, with `now` = the digest's observedAt (DESIGN §5). Also the schedule
+// fallback that reports a silent relay. Called by functions/monitorNodeHealth.ts, the local stack and
+// `nlc simulate`, so it imports no middy or Powertools: it reports through the Observer port.
+//
+// One pass:
+//   1. load (or refresh a kept LoadedState: docs/state.md "Write on change") the cluster's state;
+//   2. a digest not newer than the last processed one is a no-op (DESIGN §5): `{ kind: 'stale' }`;
+//   3. a multi-part digest waits until all its parts are stored (DigestPartStore);
+//   4. observation gap (DESIGN §5): when the previous processed digest is older than
+//      nodeMonitorGracePeriod, every node gets a fresh probe before the pass (as upstream does when it
+//      leaves master disruption), so a relay or bus outage never marks a node Unknown;
+//   5. the pass, its writes through the DecidingExecutor (Decisions trail, dryRun);
+//   6. commit; a lost race (VersionConflictError) reruns once from a fresh load (every write of a pass is
+//      idempotent: taint swaps, status writes with resourceVersion preconditions, Ready=False);
+//   7. the trail for the non-write decisions, metrics, one summary line, and the drainer when due.
+import type { ControllerConfig } from '../config.js';
+import type { ControllerState } from '../domain/controllerState.js';
+import { driveAsync } from '../domain/effects.js';
+import { monitorNodeHealth, type MonitorPassResult } from '../domain/monitorNodeHealth.js';
+import { tryNext } from '../domain/rateLimitedTimedQueue.js';
+import type { EpochMillis, Lease } from '../domain/types.js';
+import { EventParseError, VersionConflictError } from '../errors.js';
+import type { HeartbeatDigest } from '../events.js';
+import { digestIsNewer, mergeDigestParts, type DigestPosition } from '../heartbeatDigest.js';
+import type { Clock } from '../ports/clock.js';
+import type { ClusterPort } from '../ports/cluster.js';
+import type { Observer } from '../ports/observer.js';
+import type { ClusterMeta, LoadedState, StateStores } from '../ports/stores.js';
+import { DecidingExecutor } from './decisions.js';
+import type { TriggerDrainer } from './drainer.js';
+import { ClusterSubject, nodeContext, passDecisions, reportMetrics, zoneLabel } from './monitorReport.js';
+
+/** The Decisions `source` of the monitor's records. */
+export const MonitorSource = 'monitor';
+
+export interface MonitorDeps {
+  readonly config: ControllerConfig;
+  readonly stores: Pick<StateStores, 'controllerState' | 'decisions' | 'digestParts' | 'podEvictions'>;
+  readonly cluster: Pick<ClusterPort, 'execute'>;
+  readonly observer: Observer;
+  /** Measures how long a pass takes (metrics only; decisions use the digest's observedAt). */
+  readonly clock: Clock;
+  /** Starts the drainer after a pass that left something due; absent: the drainer's schedule does it. */
+  readonly triggerDrainer?: TriggerDrainer;
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * LoadedStates kept between invocations of a warm function, by cluster. A Map will do. The handler keeps
+ * one at module scope: an accepted exception to "module scope holds clients and config only" (STYLE
+ * middy 2.5), because without it every pass rereads the whole Nodes table (docs/state.md). The service
+ * removes a cluster's entry while a pass works on it and puts the committed state back only on success,
+ * so a failed commit always drops it.
+ */
+export interface MonitorCache {
+  get(cluster: string): LoadedState | undefined;
+  set(cluster: string, state: LoadedState): unknown;
+  delete(cluster: string): unknown;
+}
+
+export interface MonitorPassSummary {
+  readonly cluster: string;
+  readonly sequence: number;
+  readonly observedAt: EpochMillis;
+  readonly nodes: number;
+  /** Decisions recorded (writes intended and done, queue and zone changes, registrations). */
+  readonly changes: number;
+  readonly zones: Readonly<Record<string, string>>;
+  readonly masterDisruption: boolean;
+  /** Time since the previous processed digest (relay clock); absent for the first one. */
+  readonly observationGapMs?: number;
+  /** The gap was longer than nodeMonitorGracePeriod: every node got a fresh probe. */
+  readonly observationGapReset: boolean;
+  /** Wall time of the whole invocation's pass work (load, pass, commit) and of the pass alone. */
+  readonly durationMs: number;
+  readonly passMs: number;
+  /** 1, or 2 after a lost race. */
+  readonly attempts: number;
+  readonly drainerTriggered: boolean;
+}
+
+export type MonitorOutcome =
+  | { readonly kind: 'stale'; readonly last: DigestPosition | undefined }
+  /** A part of a multi-part digest was stored; the pass runs when the last one arrives. */
+  | { readonly kind: 'waitingForParts'; readonly missing: readonly number[] }
+  | { readonly kind: 'processed'; readonly summary: MonitorPassSummary };
+
+export interface RunMonitorPassOptions {
+  readonly cache?: MonitorCache;
+}
+
+function positionOf(meta: ClusterMeta): DigestPosition | undefined {
+  if (meta.lastSequence === undefined) return undefined;
+  // A cluster row written before leaderSince/relayId were stored compares as the oldest leadership.
+  return {
+    leaderSince: meta.lastLeaderSince ?? 0,
+    relayId: meta.lastRelayId ?? '',
+    sequence: meta.lastSequence,
+  };
+}
+
+function iso(ms: EpochMillis): string {
+  return new Date(ms).toISOString();
+}
+
+/** Rejects a digest for another cluster: this deployment's kubeconfig points at its own cluster. */
+function checkCluster(digest: HeartbeatDigest, served: string): void {
+  if (digest.cluster !== served) {
+    throw new EventParseError('Heartbeat Digest', [
+      `detail.cluster: this deployment serves cluster ${JSON.stringify(served)}, got ${JSON.stringify(digest.cluster)}`,
+    ]);
+  }
+}
+
+/**
+ * DESIGN §5, observation gap: when digests resume after a silence longer than the grace period, every
+ * node gets a fresh probe and ready-transition time (as upstream does when leaving master disruption),
+ * so nobody is marked Unknown because the relay or the bus was down.
+ */
+function freshProbes(state: ControllerState, now: EpochMillis): ControllerState {
+  const nodeHealth = new Map(
+    [...state.nodeHealth].map(([name, health]) => [
+      name,
+      { ...health, probeTimestamp: now, readyTransitionTimestamp: now },
+    ]),
+  );
+  return { ...state, nodeHealth };
+}
+
+/**
+ * Legacy mode: upstream's doEvictionPass sets nodeEvictionMap[node] = evicted when it has deleted the
+ * node's pods. Here the drainer does that work but the map lives in the monitor's Nodes health rows, so
+ * the monitor reads it off the queue: a node marked toBeEvicted that is still in its zone's processed-once
+ * set but no longer queued was drained (the drainer's completeTry removes it from the queue only then).
+ */
+export function reconcileLegacyEvictionStatus(state: ControllerState): ControllerState {
+  let changed: Map<string, 'evicted'> | undefined;
+  for (const queue of state.zoneQueues.values()) {
+    const queued = new Set(queue.queue.map((v) => v.value));
+    for (const name of queue.set) {
+      if (queued.has(name) || state.nodeEvictionStatus.get(name) !== 'toBeEvicted') continue;
+      (changed ??= new Map()).set(name, 'evicted');
+    }
+  }
+  if (changed === undefined) return state;
+  return { ...state, nodeEvictionStatus: new Map([...state.nodeEvictionStatus, ...changed]) };
+}
+
+/**
+ * One monitor pass for one Heartbeat Digest (see the module comment for the steps).
+ *
+ * @example
+ * const outcome = await runMonitorPass({ config, stores, cluster, observer, clock, signal }, digest, { cache });
+ * if (outcome.kind === 'stale') return; // a duplicate or reordered digest
+ */
+export async function runMonitorPass(
+  deps: MonitorDeps,
+  digest: HeartbeatDigest,
+  options: RunMonitorPassOptions = {},
+): Promise<MonitorOutcome> {
+  const { config, stores, observer, clock, signal } = deps;
+  const { cache } = options;
+  const cluster = config.cluster;
+  const opts = signal === undefined ? {} : { signal };
+  checkCluster(digest, cluster);
+  const startedAt = clock.now();
+  let whole: HeartbeatDigest | undefined;
+  const split = digest.part.count > 1;
+
+  for (let attempt = 1; ; attempt++) {
+    const kept = cache?.get(cluster);
+    cache?.delete(cluster);
+    const loaded =
+      kept === undefined
+        ? await stores.controllerState.load(cluster, opts)
+        : await stores.controllerState.refresh(kept, opts);
+    const last = positionOf(loaded.meta);
+    if (!digestIsNewer(last, digest)) {
+      cache?.set(cluster, loaded);
+      observer.metric('nlc_stale_digests_total', 'Count', 1);
+      observer.info('digest not newer than the last processed one: no-op', {
+        cluster,
+        sequence: digest.sequence,
+        relayId: digest.relayId,
+        lastSequence: loaded.meta.lastSequence,
+        lastRelayId: loaded.meta.lastRelayId,
+      });
+      return { kind: 'stale', last };
+    }
+    if (whole === undefined) {
+      if (split) {
+        const parts = await stores.digestParts.addPart(cluster, digest, opts);
+        const merged = mergeDigestParts(parts);
+        if (merged.kind === 'incomplete') {
+          cache?.set(cluster, loaded);
+          observer.info('digest part stored, waiting for the others', {
+            cluster,
+            sequence: digest.sequence,
+            part: digest.part.index,
+            count: digest.part.count,
+            missing: merged.missing,
+          });
+          return { kind: 'waitingForParts', missing: merged.missing };
+        }
+        whole = merged.digest;
+      } else {
+        whole = digest;
+      }
+    }
+    try {
+      const summary = await passAndCommit(deps, loaded, whole, {
+        attempts: attempt,
+        startedAt,
+        split,
+        cache,
+      });
+      return { kind: 'processed', summary };
+    } catch (error) {
+      // Another monitor committed in between: every write of the pass is idempotent, so rerun once from
+      // a fresh load (usually the digest is then no longer newer: a no-op).
+      if (error instanceof VersionConflictError && attempt === 1) {
+        observer.warn('monitor commit lost a race: rerunning from a fresh load', {
+          cluster,
+          sequence: whole.sequence,
+          table: error.table,
+        });
+        continue;
+      }
+      throw error;
+    }
+  }
+}
+
+interface PassOptions {
+  readonly attempts: number;
+  readonly startedAt: EpochMillis;
+  /** The digest arrived in parts: its stored parts are dropped once it is committed. */
+  readonly split: boolean;
+  readonly cache: MonitorCache | undefined;
+}
+
+async function passAndCommit(
+  deps: MonitorDeps,
+  loaded: LoadedState,
+  digest: HeartbeatDigest,
+  { attempts, startedAt, split, cache }: PassOptions,
+): Promise<MonitorPassSummary> {
+  const { config, stores, observer, clock, signal } = deps;
+  const cluster = config.cluster;
+  const opts = signal === undefined ? {} : { signal };
+  const now = digest.observedAt;
+
+  let state = loaded.state;
+  const lastObservedAt = loaded.meta.lastObservedAt;
+  const gapMs = lastObservedAt === undefined ? undefined : now - lastObservedAt;
+  const gapReset = gapMs !== undefined && gapMs > config.nodeMonitorGracePeriod;
+  if (gapReset) state = freshProbes(state, now);
+  if (config.evictionMode === 'legacy') state = reconcileLegacyEvictionStatus(state);
+  const before = state;
+
+  const executor = new DecidingExecutor({
+    cluster,
+    port: deps.cluster,
+    decisions: stores.decisions,
+    source: MonitorSource,
+    at: now,
+    dryRun: config.dryRun,
+    observer,
+    context: (subject) => nodeContext(before, loaded.nodes.get(subject), now),
+    ...opts,
+  });
+  if (gapReset) {
+    observer.warn(
+      'observation gap: digests resumed after more than the grace period; every node gets a fresh probe',
+      {
+        cluster,
+        gapSeconds: gapMs / 1000,
+        lastObservedAt: iso(lastObservedAt ?? now),
+        observedAt: iso(now),
+        nodeMonitorGracePeriodSeconds: config.nodeMonitorGracePeriod / 1000,
+      },
+    );
+    await executor.record([
+      {
+        node: ClusterSubject,
+        what: 'observationGap',
+        why:
+          `no Heartbeat Digest processed for ${gapMs / 1000}s (more than nodeMonitorGracePeriod, ` +
+          `${config.nodeMonitorGracePeriod / 1000}s): every node gets a fresh probe, nobody is marked Unknown`,
+        inputs: {
+          lastObservedAt: iso(lastObservedAt ?? now),
+          observedAt: iso(now),
+          gapSeconds: gapMs / 1000,
+        },
+      },
+    ]);
+  }
+
+  const leases = new Map<string, Lease>([...digest.probes].map(([name, at]) => [name, { renewTime: at }]));
+  const nodes = [...loaded.nodes.values()];
+  const passStarted = clock.now();
+  const pass: MonitorPassResult = await driveAsync(
+    monitorNodeHealth(state, { nodes, leases }, now, config),
+    executor.execute,
+  );
+  const passMs = clock.now() - passStarted;
+
+  const masterDisruption =
+    pass.disruption.masterDisruption === 'enter'
+      ? true
+      : pass.disruption.masterDisruption === 'stay'
+        ? loaded.meta.masterDisruption
+        : false;
+  const meta: ClusterMeta = {
+    lastSequence: digest.sequence,
+    lastObservedAt: now,
+    lastLeaderSince: digest.leaderSince,
+    lastRelayId: digest.relayId,
+    masterDisruption,
+    relayLastSeen: Math.max(loaded.meta.relayLastSeen ?? now, now),
+  };
+  // Diffed against what was loaded: the observation-gap reset and the legacy status are changes too.
+  const committed = await stores.controllerState.commit(
+    loaded,
+    { state: pass.state, meta, gauges: pass.disruption.gauges },
+    opts,
+  );
+  cache?.set(cluster, committed);
+  if (split) await stores.digestParts.clearParts(cluster, digest, opts);
+
+  await executor.record(
+    passDecisions({ before, pass, nodes: loaded.nodes, evictionMode: config.evictionMode, now }),
+  );
+
+  reportMetrics(observer, loaded, pass, { gapMs, passMs, nodes: nodes.length, now });
+  const drainerTriggered = await triggerDrainerIfDue(deps, committed, now);
+  const zones = Object.fromEntries([...pass.state.zoneStates].map(([zone, s]) => [zoneLabel(zone), s]));
+  const summary: MonitorPassSummary = {
+    cluster,
+    sequence: digest.sequence,
+    observedAt: now,
+    nodes: nodes.length,
+    changes: executor.recorded.length,
+    zones,
+    masterDisruption,
+    ...(gapMs !== undefined && { observationGapMs: gapMs }),
+    observationGapReset: gapReset,
+    durationMs: clock.now() - startedAt,
+    passMs,
+    attempts,
+    drainerTriggered,
+  };
+  observer.info('monitor pass', {
+    ...summary,
+    observedAt: iso(now),
+    dryRun: config.dryRun,
+  });
+  return summary;
+}
+
+/**
+ * After a committed pass: start the drainer when some zone queue would hand out an item now (a due head
+ * and a token: tryNext on the committed queue), or, in taint mode, a pod eviction timer is due. A failed
+ * invoke is logged, not thrown: the pass is committed, and the drainer's own schedule runs within a
+ * minute (a retry of this event would be a stale no-op and never trigger it either).
+ */
+async function triggerDrainerIfDue(
+  deps: MonitorDeps,
+  committed: LoadedState,
+  now: EpochMillis,
+): Promise<boolean> {
+  const { config, stores, observer, triggerDrainer, signal } = deps;
+  if (triggerDrainer === undefined) return false;
+  const zones = [...committed.state.zoneQueues]
+    .filter(([, queue]) => tryNext(queue, now).item !== undefined)
+    .map(([zone]) => zoneLabel(zone));
+  let podEvictionsDue = 0;
+  if (zones.length === 0 && config.evictionMode === 'taint') {
+    podEvictionsDue = (
+      await stores.podEvictions.dueEvictions(config.cluster, now, signal === undefined ? {} : { signal })
+    ).length;
+  }
+  if (zones.length === 0 && podEvictionsDue === 0) return false;
+  try {
+    await triggerDrainer({ source: 'nlc.monitor', cluster: config.cluster, reason: 'monitorPass' });
+  } catch (error) {
+    observer.warn('could not start the eviction drainer; its schedule will run it', {
+      cluster: config.cluster,
+      error: error instanceof Error ? error.message : String(error),
+    });
+    return false;
+  }
+  observer.debug('eviction drainer started', { cluster: config.cluster, zones, podEvictionsDue });
+  return true;
+}
+
+export interface ScheduledCheckResult {
+  /** Time since the relay's last digest (Lambda clock minus relay clock); absent when none was ever seen. */
+  readonly silentMs?: number;
+  /** Longer than nodeMonitorGracePeriod: an observation gap is under way. */
+  readonly observationGap: boolean;
+  readonly drainerTriggered: boolean;
+}
+
+/**
+ * The once-a-minute fallback (the monitor's schedule): reports how long the relay has been silent
+ * (nlc_observation_gap_seconds; a warning beyond the grace period) and starts the drainer. Nothing is
+ * marked Unknown when digests stop (DESIGN §5): health is only decided on a digest's observedAt, and
+ * the first digest after the gap gives every node a fresh probe.
+ *
+ * @example
+ * await runScheduledCheck({ config, stores, cluster, observer, clock, triggerDrainer }, clock.now());
+ */
+export async function runScheduledCheck(deps: MonitorDeps, now: EpochMillis): Promise<ScheduledCheckResult> {
+  const { config, stores, observer, triggerDrainer, signal } = deps;
+  const cluster = config.cluster;
+  const meta = await stores.controllerState.loadMeta(cluster, signal === undefined ? {} : { signal });
+  const lastSeen = meta.relayLastSeen ?? meta.lastObservedAt;
+  const silentMs = lastSeen === undefined ? undefined : Math.max(0, now - lastSeen);
+  const observationGap = silentMs === undefined || silentMs > config.nodeMonitorGracePeriod;
+  if (silentMs !== undefined) observer.metric('nlc_observation_gap_seconds', 'Seconds', silentMs / 1000);
+  if (lastSeen === undefined) {
+    observer.warn('no Heartbeat Digest processed yet: is the relay running?', { cluster });
+  } else if (observationGap) {
+    observer.warn(
+      'observation gap: the relay has been silent for longer than the grace period; nothing is marked Unknown',
+      {
+        cluster,
+        silentSeconds: (silentMs ?? 0) / 1000,
+        relayLastSeen: iso(lastSeen),
+        nodeMonitorGracePeriodSeconds: config.nodeMonitorGracePeriod / 1000,
+      },
+    );
+  }
+  let drainerTriggered = false;
+  if (triggerDrainer !== undefined) {
+    try {
+      await triggerDrainer({ source: 'nlc.monitor', cluster, reason: 'scheduledCheck' });
+      drainerTriggered = true;
+    } catch (error) {
+      observer.warn('could not start the eviction drainer; its schedule will run it', {
+        cluster,
+        error: error instanceof Error ? error.message : String(error),
+      });
+    }
+  }
+  observer.info('scheduled check', {
+    cluster,
+    ...(silentMs !== undefined && { silentSeconds: silentMs / 1000 }),
+    observationGap,
+    drainerTriggered,
+  });
+  return { ...(silentMs !== undefined && { silentMs }), observationGap, drainerTriggered };
+}

@@ -1,0 +1,187 @@
+// node-taints: one Node Changed event → upstream doNodeProcessingPassWorker for that node
+// (pkg/controller/nodelifecycle/node_lifecycle_controller.go): keep the node cache current, then
+// doNoScheduleTaintingPass (NoSchedule taints follow the node's conditions and spec.unschedulable) and
+// reconcileNodeLabels (the beta OS/arch labels follow the stable ones).
+//
+// What differs from upstream:
+// - Upstream reads the node from its lister when the work item is processed. Here the decision is made
+//   on the event's node (it may lag the API); the taint write is a read-modify-write with a
+//   resourceVersion precondition in the adapter, which merges onto the current taint list and never
+//   touches a taint the controller does not own.
+// - Events are ordered by resourceVersion through the Nodes table (nodeChanges.ts): a stale one is a
+//   no-op and never reaches the cluster. A redelivery of the stored version (a duplicate, or the
+//   retry of an invocation that failed) decides on the node read fresh from the API, as upstream's
+//   lister read does, so a write that already succeeded is not repeated.
+// - Upstream logs a failed write and drops it ("requeue it" is a TODO). Here the invocation throws
+//   after attempting both steps, so Lambda retries the event; the writes are idempotent.
+import type { ControllerConfig } from '../config.js';
+import { DecidingExecutor, describeResult } from './decisions.js';
+import { decidedWrite, decisionSeqBase } from './decidedWrite.js';
+import { recordNodeChange, type NodeChangeOrder } from './nodeChanges.js';
+import { reconcileNodeLabels } from '../domain/nodeLabels.js';
+import { doNoScheduleTaintingPass, type TaintSwap } from '../domain/taints.js';
+import type { Node } from '../domain/types.js';
+import { ClusterWriteError, RequeueError } from '../errors.js';
+import type { NodeChanged } from '../events.js';
+import type { Clock } from '../ports/clock.js';
+import type { ClusterPort } from '../ports/cluster.js';
+import type { Observer } from '../ports/observer.js';
+import type { JsonValue, StateStores } from '../ports/stores.js';
+
+/** The `source` of node-taints' decisions. */
+export const NodeTaintsSource = 'node-taints';
+
+export interface NodeTaintsDeps {
+  readonly config: Pick<ControllerConfig, 'dryRun'>;
+  readonly stores: Pick<StateStores, 'nodes' | 'decisions'>;
+  readonly cluster: Pick<ClusterPort, 'execute' | 'getNode' | 'addNodeLabels'>;
+  readonly observer: Observer;
+  /** Stamps decisions and the timeAdded of new taints (upstream metav1.Now()). */
+  readonly clock: Clock;
+}
+
+export interface InvocationOptions {
+  /** The handler's deadline: aborts store and cluster calls. */
+  readonly signal?: AbortSignal;
+}
+
+export type NodeTaintsOutcome =
+  /** Older than the stored copy: nothing done. */
+  | { readonly kind: 'stale' }
+  /** A deletion, now stored as a tombstone. */
+  | { readonly kind: 'deleted' }
+  /** A redelivery for a node the API no longer has. */
+  | { readonly kind: 'gone' }
+  | {
+      readonly kind: 'processed';
+      readonly order: Exclude<NodeChangeOrder, 'stale'>;
+      /** The taint swap decided (undefined: the taints were right). */
+      readonly swap?: TaintSwap;
+      /** The labels decided (undefined: the labels were right). */
+      readonly labels?: Readonly<Record<string, string>>;
+    };
+
+const describeTaint = (t: { readonly key: string; readonly effect: string }): string =>
+  `${t.key}:${t.effect}`;
+
+/** What the NoSchedule decision read: the conditions that map to taints and spec.unschedulable. */
+function taintInputs(node: Node): Record<string, JsonValue> {
+  return {
+    conditions: node.conditions.map((c) => `${c.type}=${c.status}`),
+    unschedulable: node.unschedulable,
+    resourceVersion: node.resourceVersion ?? null,
+  };
+}
+
+/**
+ * Runs node-taints for one Node Changed event.
+ *
+ * @example
+ * const outcome = await runNodeTaints({ config, stores, cluster, observer, clock }, parseNodeChanged(detail));
+ */
+export async function runNodeTaints(
+  deps: NodeTaintsDeps,
+  change: NodeChanged,
+  options: InvocationOptions = {},
+): Promise<NodeTaintsOutcome> {
+  const { stores, cluster, observer, clock } = deps;
+  const { signal } = options;
+  const callOpts = signal === undefined ? {} : { signal };
+  const fields = { cluster: change.cluster, node: change.node.name, type: change.type };
+
+  const order = await recordNodeChange(stores.nodes, change, callOpts);
+  if (order === 'stale') {
+    observer.info('node-taints: stale Node Changed, nothing to do', {
+      ...fields,
+      resourceVersion: change.node.resourceVersion,
+    });
+    return { kind: 'stale' };
+  }
+  // Upstream: a node gone from the lister has nothing to taint or label.
+  if (change.type === 'DELETED') {
+    observer.info('node-taints: node deleted', fields);
+    return { kind: 'deleted' };
+  }
+
+  let node = change.node;
+  if (order === 'redelivered') {
+    const live = await cluster.getNode(node.name, callOpts);
+    if (!live.ok) {
+      if (live.reason === 'NotFound') {
+        observer.info('node-taints: redelivered event for a node the API no longer has', fields);
+        return { kind: 'gone' };
+      }
+      throw new RequeueError(`node ${JSON.stringify(node.name)}`, 'readFailed', live.message);
+    }
+    node = live.value;
+  }
+
+  const now = clock.now();
+  const { dryRun } = deps.config;
+  const executor = new DecidingExecutor({
+    cluster: change.cluster,
+    port: cluster,
+    decisions: stores.decisions,
+    source: NodeTaintsSource,
+    at: now,
+    dryRun,
+    observer,
+    seqBase: decisionSeqBase(`node:${node.name}@${change.node.resourceVersion ?? ''}`),
+    ...(signal !== undefined && { signal }),
+    context: () => taintInputs(node),
+  });
+  const failures: string[] = [];
+
+  // doNoScheduleTaintingPass
+  const swap = doNoScheduleTaintingPass(node);
+  if (swap !== undefined) {
+    const result = await executor.execute({
+      kind: 'swapNodeTaints',
+      node: node.name,
+      // Upstream SwapNodeControllerTaint stamps every added taint, NoSchedule ones included.
+      toAdd: swap.toAdd.map((t) => ({ ...t, timeAdded: now })),
+      toRemove: swap.toRemove,
+      why: 'doNoScheduleTaintingPass: NoSchedule taints follow the node conditions and spec.unschedulable',
+    });
+    // NotFound: the node was deleted meanwhile; upstream's lister would not have had it.
+    if (!result.ok && result.reason !== 'NotFound') failures.push(result.message);
+  }
+
+  // reconcileNodeLabels
+  const labels = reconcileNodeLabels(node);
+  if (labels !== undefined) {
+    const result = await decidedWrite(
+      executor,
+      dryRun,
+      {
+        node: node.name,
+        what: 'addNodeLabels',
+        why: 'reconcileNodeLabels: the beta OS/arch labels follow the stable ones',
+        inputs: { labels: Object.entries(labels).map(([k, v]) => `${k}=${v}`) },
+      },
+      () => cluster.addNodeLabels(node.name, labels, callOpts),
+      describeResult,
+    );
+    if (result !== undefined && !result.ok && result.reason !== 'NotFound') failures.push(result.message);
+  }
+
+  observer.info('node-taints: processed', {
+    ...fields,
+    resourceVersion: node.resourceVersion,
+    order,
+    dryRun,
+    ...(swap !== undefined && {
+      add: swap.toAdd.map(describeTaint),
+      remove: swap.toRemove.map(describeTaint),
+    }),
+    ...(labels !== undefined && { labels }),
+    ...(failures.length > 0 && { failures }),
+  });
+  if (failures.length > 0) throw new ClusterWriteError(node.name, failures);
+  return {
+    kind: 'processed',
+    order,
+    ...(swap !== undefined && { swap }),
+    ...(labels !== undefined && { labels }),
+  };
+}

@@ -1,0 +1,118 @@
+// `nlc explain NODE` against a seeded local stack: the trail newest first with its reasons, and the
+// verdict derived from it (seed.ts: a-1 tainted by the drainer, a-2 waiting in the queue).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import type { ExplainReport } from '../../../cli/commands/explain.js';
+import { runCli, tableRow } from './helpers.js';
+import { CLUSTER, iso, PREFIX, seedStack, t0, type SeededStack } from './seed.js';
+
+let stack: SeededStack;
+let target: string[];
+beforeAll(async () => {
+  stack = await seedStack();
+  target = ['--endpoint', stack.endpoint, '--tables-prefix', PREFIX, '--cluster', CLUSTER];
+});
+afterAll(async () => {
+  await stack.stop();
+});
+
+const markedUnknown = iso(t0 + 55_000);
+const tainted = iso(t0 + 60_000);
+const GRACE = 'no heartbeat within the grace period (50s)';
+
+describe('nlc explain', () => {
+  it('opens with a verdict derived from the trail', async () => {
+    const { code, stdout, stderr } = await runCli(['explain', 'a-1', ...target]);
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+    expect(stdout.split('\n')[0]).toBe(
+      `a-1: tainted node.kubernetes.io/unreachable:NoExecute at ${tainted} by drainer because ` +
+        `Ready=Unknown since ${markedUnknown} (${GRACE}); queued by monitor at ${tainted}`,
+    );
+  });
+
+  it('prints the trail newest first, with source, result and reason', async () => {
+    const { stdout } = await runCli(['explain', 'a-1', ...target]);
+    expect(tableRow(stdout, 'TIME')).toEqual(['TIME', 'SOURCE', 'WHAT', 'RESULT', 'WHY']);
+    const rows = stdout
+      .split('\n')
+      .filter((line) => line.startsWith('2026-'))
+      .map((line) => line.split(/\s{2,}/));
+    // Same-instant rows sort by source, as their keys do (`<time>#<source>#<index>`).
+    expect(rows).toEqual([
+      [tainted, 'monitor', 'enqueue', '-', 'markNodeForTainting: Ready=Unknown'],
+      [tainted, 'drainer', 'swapNodeTaints', 'ok', 'doNoExecuteTaintingPass: Ready=Unknown'],
+      [tainted, 'drainer', 'swapNodeTaints', 'intended', 'doNoExecuteTaintingPass: Ready=Unknown'],
+      [markedUnknown, 'monitor', 'markPodsNotReady', 'ok', 'node became not ready'],
+      [markedUnknown, 'monitor', 'markPodsNotReady', 'intended', 'node became not ready'],
+      [markedUnknown, 'monitor', 'updateNodeStatus', 'ok', `tryUpdateNodeHealth: ${GRACE}`],
+      [markedUnknown, 'monitor', 'updateNodeStatus', 'intended', `tryUpdateNodeHealth: ${GRACE}`],
+    ]);
+  });
+
+  it('explains a node still waiting for its taint', async () => {
+    const { stdout } = await runCli(['explain', 'a-2', ...target]);
+    expect(stdout.split('\n')[0]).toBe(
+      `a-2: Ready=Unknown since ${markedUnknown}, set by monitor (${GRACE}); ` +
+        `queued for a NoExecute taint by monitor at ${tainted}`,
+    );
+  });
+
+  it('--limit keeps the newest decisions', async () => {
+    const { stdout } = await runCli(['explain', 'a-1', ...target, '--limit', '2']);
+    const rows = stdout.split('\n').filter((line) => line.startsWith('2026-'));
+    expect(rows.map((line) => line.split(/\s{2,}/).slice(1, 4))).toEqual([
+      ['monitor', 'enqueue', '-'],
+      ['drainer', 'swapNodeTaints', 'ok'],
+    ]);
+  });
+
+  it('-o wide adds the inputs each decision read', async () => {
+    const { stdout } = await runCli(['explain', 'a-1', ...target, '-o', 'wide']);
+    expect(tableRow(stdout, 'TIME')).toEqual(['TIME', 'SOURCE', 'WHAT', 'RESULT', 'WHY', 'INPUTS']);
+    const taint = stdout.split('\n').find((line) => line.includes('swapNodeTaints') && line.includes(' ok '));
+    expect(taint?.split(/\s{2,}/)[5]).toBe(
+      'add=node.kubernetes.io/unreachable:NoExecute remove=node.kubernetes.io/not-ready:NoExecute',
+    );
+  });
+
+  it('-o json and -o yaml print the verdict and the whole trail', async () => {
+    const { code, stdout } = await runCli(['explain', 'a-1', ...target, '-o', 'json']);
+    expect(code).toBe(0);
+    const report = JSON.parse(stdout) as ExplainReport;
+    expect(Object.keys(report)).toEqual(['cluster', 'node', 'verdict', 'decisions']);
+    expect(report.node).toBe('a-1');
+    expect(report.decisions).toHaveLength(7);
+    expect(report.decisions[1]).toEqual({
+      id: `${tainted}#drainer#000001`, // the outcome row follows the intended one (#000000)
+      at: tainted,
+      source: 'drainer',
+      what: 'swapNodeTaints',
+      result: 'ok',
+      why: 'doNoExecuteTaintingPass: Ready=Unknown',
+      inputs: {
+        add: ['node.kubernetes.io/unreachable:NoExecute'],
+        remove: ['node.kubernetes.io/not-ready:NoExecute'],
+      },
+      dryRun: false,
+    });
+    const yaml = await runCli(['explain', 'a-1', ...target, '-o', 'yaml']);
+    expect(parseYaml(yaml.stdout)).toEqual(report);
+  });
+
+  it('says when there is nothing to explain, and exits 0', async () => {
+    const { code, stdout } = await runCli(['explain', 'a-3', ...target]);
+    expect(code).toBe(0);
+    expect(stdout).toBe('a-3: no decisions recorded for a-3 (rows expire 14 days after they are written)\n');
+  });
+
+  it('exits 2 naming a bad --limit, and a missing NODE', async () => {
+    const limit = await runCli(['explain', 'a-1', ...target, '--limit', '0']);
+    expect(limit.code).toBe(2);
+    expect(limit.stderr).toBe(
+      'error: Invalid options (1 problem):\n- --limit: expected a whole number of decisions, 1 to 1000\n',
+    );
+    const missing = await runCli(['explain', ...target]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain("missing required argument 'NODE'");
+  });
+});

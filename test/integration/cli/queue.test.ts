@@ -1,0 +1,108 @@
+// `nlc queue` against a seeded local stack: per-zone limiters and entries in processing order, the
+// processed-once set, and the taint eviction controller's pending pod deletions (seed.ts).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import type { QueueReport } from '../../../cli/commands/queue.js';
+import { runCli, tableRow } from './helpers.js';
+import { CLUSTER, iso, lastObservedAt, PREFIX, seedStack, t0, type SeededStack } from './seed.js';
+
+let stack: SeededStack;
+let target: string[];
+beforeAll(async () => {
+  stack = await seedStack();
+  target = ['--endpoint', stack.endpoint, '--tables-prefix', PREFIX, '--cluster', CLUSTER];
+});
+afterAll(async () => {
+  await stack.stop();
+});
+
+// web-2 tolerates the taint for 30 s, web-1 for 300 s; the taint was seen at t0 + 60 s.
+const at = t0 + 95_000;
+
+describe('nlc queue', () => {
+  it('prints each zone: its limiter, its queue in order, its processed-once set', async () => {
+    const { code, stdout, stderr } = await runCli(['queue', ...target, '--at', iso(at)]);
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+    const lines = stdout.split('\n');
+    expect(lines[0]).toBe(
+      `Zone region1:zone-a: limiter 0.01 qps, 0.00 of 1 tokens at ${iso(t0 + 60_000)}; processed once: 1`,
+    );
+    expect(lines[1]?.split(/\s{2,}/)).toEqual(['#', 'NODE', 'UID', 'ADDED AT', 'PROCESS AT', 'DUE']);
+    expect(tableRow(stdout, '1')).toEqual([
+      '1',
+      'a-2',
+      'uid-a-2',
+      iso(lastObservedAt),
+      iso(lastObservedAt),
+      'yes',
+    ]);
+    const zoneB = lines.findIndex((l) => l.startsWith('Zone region1:zone-b'));
+    expect(lines[zoneB]).toBe(
+      `Zone region1:zone-b: limiter 0.01 qps, 1.00 of 1 tokens at ${iso(t0)}; processed once: 0`,
+    );
+    expect(lines[zoneB + 1]).toBe('  (queue empty)');
+  });
+
+  it('then the pending pod evictions, soonest first, due or not at --at', async () => {
+    const { stdout } = await runCli(['queue', ...target, '--at', iso(at)]);
+    expect(stdout).toContain(`Pod evictions: 2 pending, 1 due at ${iso(at)}\n`);
+    expect(tableRow(stdout, 'POD')).toEqual(['POD', 'NODE', 'FIRE AT', 'IN', 'STATE']);
+    const rows = stdout
+      .split('\n')
+      .filter((l) => l.startsWith('default/'))
+      .map((l) => l.split(/\s{2,}/));
+    expect(rows).toEqual([
+      ['default/web-2', 'a-1', iso(t0 + 90_000), 'due', 'waiting'],
+      ['default/web-1', 'a-1', iso(t0 + 360_000), '4m25s', 'waiting'],
+    ]);
+  });
+
+  it('judges due on the wall clock by default', async () => {
+    const early = await runCli(['queue', ...target], { now: t0 + 65_000 });
+    expect(tableRow(early.stdout, '1')?.[5]).toBe('no');
+    expect(early.stdout).toContain(`Pod evictions: 2 pending, 0 due at ${iso(t0 + 65_000)}\n`);
+  });
+
+  it('-o json and -o yaml print the whole report', async () => {
+    const { code, stdout } = await runCli(['queue', ...target, '--at', iso(at), '-o', 'json']);
+    expect(code).toBe(0);
+    const report = JSON.parse(stdout) as QueueReport;
+    expect(Object.keys(report)).toEqual(['cluster', 'at', 'zones', 'podEvictions']);
+    expect(report.zones.map((z) => z.zone)).toEqual(['region1:zone-a', 'region1:zone-b']);
+    expect(report.zones[0]).toEqual({
+      zone: 'region1:zone-a',
+      limiter: { kind: 'tokenBucket', qps: 0.01, burst: 1, tokens: 0, last: iso(t0 + 60_000) },
+      entries: [
+        {
+          position: 1,
+          node: 'a-2',
+          uid: 'uid-a-2',
+          addedAt: iso(lastObservedAt),
+          processAt: iso(lastObservedAt),
+          due: true,
+        },
+      ],
+      processedOnce: ['a-1'],
+    });
+    expect(report.podEvictions[0]).toEqual({
+      pod: 'default/web-2',
+      node: 'a-1',
+      createdAt: iso(t0 + 60_000),
+      fireAt: iso(t0 + 90_000),
+      firesAt: iso(t0 + 90_000),
+      state: 'waiting',
+      due: true,
+      inSeconds: -5,
+    });
+    const yaml = await runCli(['queue', ...target, '--at', iso(at), '-o', 'yaml']);
+    expect(parseYaml(yaml.stdout)).toEqual(report);
+  });
+
+  it('exits 2 naming a bad --at', async () => {
+    const { code, stderr } = await runCli(['queue', ...target, '--at', 'yesterday']);
+    expect(code).toBe(2);
+    expect(stderr).toBe(
+      'error: Invalid options (1 problem):\n- --at: expected an ISO 8601 time like 2026-01-29T09:00:00Z\n',
+    );
+  });
+});

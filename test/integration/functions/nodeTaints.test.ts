@@ -1,0 +1,285 @@
+// node-taints (shared/app/nodeTaints.ts) against the API simulator and dynalite: upstream
+// TestTaintsNodeByCondition and TestReconcileNodeLabels as Node Changed events, plus what the service
+// adds: ordering by resourceVersion (stale and duplicate events), a failed write retried by a redelivery,
+// shadow mode. Request counts come from the simulator's request log.
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { runNodeTaints, type NodeTaintsDeps } from '../../../shared/app/nodeTaints.js';
+import {
+  TaintNodeDiskPressure,
+  TaintNodeMemoryPressure,
+  TaintNodeNetworkUnavailable,
+  TaintNodeNotReady,
+  TaintNodeUnreachable,
+  TaintNodeUnschedulable,
+} from '../../../shared/domain/taints.js';
+import { ClusterWriteError } from '../../../shared/errors.js';
+import {
+  createNode,
+  nodeChanged,
+  nodeOf,
+  RecordingObserver,
+  startFunctionsFixture,
+  updateNode,
+  type FunctionsFixture,
+} from '../../helpers/functionsFixture.js';
+
+const START = Date.parse('2024-05-01T10:00:00Z');
+const foreign = [
+  { key: 'example.com/gpu', value: 'a100', effect: 'NoSchedule' },
+  { key: 'example.com/maintenance', effect: 'NoExecute' },
+  // A condition taint key with another effect is not the NoSchedule pass's either.
+  { key: TaintNodeMemoryPressure, effect: 'PreferNoSchedule' },
+];
+
+let fx: FunctionsFixture;
+let observer: RecordingObserver;
+let cluster: string;
+
+beforeAll(async () => {
+  fx = await startFunctionsFixture(START);
+});
+afterAll(async () => {
+  await fx.stop();
+});
+beforeEach(() => {
+  cluster = fx.nextCluster();
+  observer = new RecordingObserver();
+  fx.mark();
+});
+afterEach(() => {
+  fx.cleanApi();
+});
+
+function deps(options: { dryRun?: boolean } = {}): NodeTaintsDeps {
+  return {
+    config: { dryRun: options.dryRun ?? false },
+    stores: fx.stores,
+    cluster: fx.cluster,
+    observer,
+    clock: fx.clock,
+  };
+}
+
+/** The node's taints as `key:effect`, in order. */
+const taints = (name: string): string[] =>
+  (fx.api.store.nodes.get(name).spec?.taints ?? []).map((t) => `${t.key}:${t.effect}`);
+const calls = (verb: string, resource = 'nodes') =>
+  fx.requests().filter((r) => r.verb === verb && r.resource === resource).length;
+
+describe('TestTaintsNodeByCondition (one Node Changed each)', () => {
+  const cases = [
+    {
+      name: 'NoSchedule taints added',
+      conditions: [
+        { type: 'Ready', status: 'True' },
+        { type: 'MemoryPressure', status: 'True' },
+        { type: 'DiskPressure', status: 'True' },
+        { type: 'NetworkUnavailable', status: 'True' },
+      ],
+      unschedulable: false,
+      want: [
+        `${TaintNodeMemoryPressure}:NoSchedule`,
+        `${TaintNodeDiskPressure}:NoSchedule`,
+        `${TaintNodeNetworkUnavailable}:NoSchedule`,
+      ],
+    },
+    {
+      name: 'NotReady taint added',
+      conditions: [{ type: 'Ready', status: 'False' }],
+      unschedulable: false,
+      want: [`${TaintNodeNotReady}:NoSchedule`],
+    },
+    {
+      name: 'Unreachable taint added',
+      conditions: [{ type: 'Ready', status: 'Unknown' }],
+      unschedulable: false,
+      want: [`${TaintNodeUnreachable}:NoSchedule`],
+    },
+    {
+      name: 'unschedulable taint added',
+      conditions: [{ type: 'Ready', status: 'True' }],
+      unschedulable: true,
+      want: [`${TaintNodeUnschedulable}:NoSchedule`],
+    },
+  ];
+
+  it.each(cases)('$name, never touching foreign taints', async ({ conditions, unschedulable, want }) => {
+    createNode(fx.api, 'node0', { taints: foreign, conditions: [{ type: 'Ready', status: 'True' }] });
+    // A first pass takes off the not-ready taint admission put on the new node.
+    await runNodeTaints(deps(), nodeChanged(cluster, nodeOf(fx.api, 'node0'), 'ADDED'));
+    expect(taints('node0')).toEqual(foreign.map((t) => `${t.key}:${t.effect}`));
+    updateNode(fx.api, 'node0', { conditions, unschedulable });
+    fx.mark();
+
+    const event = nodeChanged(cluster, nodeOf(fx.api, 'node0'));
+    const outcome = await runNodeTaints(deps(), event);
+
+    expect(outcome).toMatchObject({ kind: 'processed', order: 'applied' });
+    expect(taints('node0')).toEqual([...foreign.map((t) => `${t.key}:${t.effect}`), ...want]);
+    expect([calls('get'), calls('patch')]).toEqual([1, 1]); // one read-modify-write
+    // The Nodes table holds the event's copy.
+    expect((await fx.stores.nodes.getNode(cluster, 'node0'))?.resourceVersion).toBe(
+      event.node.resourceVersion,
+    );
+  });
+
+  it('removes unschedulable when spec.unschedulable is cleared, and makes no call when the taints are right', async () => {
+    createNode(fx.api, 'node0', { conditions: [{ type: 'Ready', status: 'True' }], unschedulable: true });
+    await runNodeTaints(deps(), nodeChanged(cluster, nodeOf(fx.api, 'node0'), 'ADDED'));
+    expect(taints('node0')).toEqual([`${TaintNodeUnschedulable}:NoSchedule`]);
+
+    updateNode(fx.api, 'node0', { unschedulable: false });
+    await runNodeTaints(deps(), nodeChanged(cluster, nodeOf(fx.api, 'node0')));
+    expect(taints('node0')).toEqual([]);
+
+    // A label-only change: nothing to swap, nothing to label.
+    fx.api.store.nodes.patch(
+      'node0',
+      { metadata: { labels: { 'topology.kubernetes.io/zone': 'z1' } } },
+      { type: 'merge' },
+    );
+    fx.mark();
+    const outcome = await runNodeTaints(deps(), nodeChanged(cluster, nodeOf(fx.api, 'node0')));
+    expect(outcome).toEqual({ kind: 'processed', order: 'applied' });
+    expect(fx.requests()).toEqual([]);
+  });
+
+  it('files each swap in the Decisions trail under the node, intended then ok, with the conditions read', async () => {
+    createNode(fx.api, 'node0', {
+      conditions: [
+        { type: 'Ready', status: 'True' },
+        { type: 'DiskPressure', status: 'True' },
+      ],
+    });
+    await runNodeTaints(deps(), nodeChanged(cluster, nodeOf(fx.api, 'node0'), 'ADDED'));
+
+    const trail = await fx.stores.decisions.query(cluster, 'node0', { newestFirst: false });
+    expect(trail.map((d) => [d.source, d.what, d.result])).toEqual([
+      ['node-taints', 'swapNodeTaints', 'intended'],
+      ['node-taints', 'swapNodeTaints', 'ok'],
+    ]);
+    expect(trail[0]?.inputs).toMatchObject({
+      add: [`${TaintNodeDiskPressure}:NoSchedule`],
+      remove: [`${TaintNodeNotReady}:NoSchedule`],
+      conditions: ['Ready=True', 'DiskPressure=True'],
+      unschedulable: false,
+    });
+  });
+});
+
+describe('TestReconcileNodeLabels', () => {
+  it('adds the beta OS/arch labels from the stable ones, and fixes a stale one', async () => {
+    createNode(fx.api, 'node0', {
+      labels: {
+        'kubernetes.io/os': 'linux',
+        'kubernetes.io/arch': 'arm64',
+        'beta.kubernetes.io/arch': 'amd64',
+      },
+      conditions: [{ type: 'Ready', status: 'True' }],
+    });
+    const outcome = await runNodeTaints(deps(), nodeChanged(cluster, nodeOf(fx.api, 'node0'), 'ADDED'));
+    expect(outcome).toMatchObject({
+      labels: { 'beta.kubernetes.io/os': 'linux', 'beta.kubernetes.io/arch': 'arm64' },
+    });
+    expect(fx.api.store.nodes.get('node0').metadata?.labels).toMatchObject({
+      'kubernetes.io/os': 'linux',
+      'beta.kubernetes.io/os': 'linux',
+      'kubernetes.io/arch': 'arm64',
+      'beta.kubernetes.io/arch': 'arm64',
+    });
+    const trail = await fx.stores.decisions.query(cluster, 'node0', { newestFirst: false });
+    expect(trail.filter((d) => d.what === 'addNodeLabels').map((d) => d.result)).toEqual(['intended', 'ok']);
+  });
+});
+
+describe('ordering and delivery', () => {
+  it('a stale event (older resourceVersion) does nothing: no write to the cluster, the newer copy kept', async () => {
+    createNode(fx.api, 'node0', { conditions: [{ type: 'Ready', status: 'False' }] });
+    const older = nodeChanged(cluster, nodeOf(fx.api, 'node0'), 'ADDED');
+    updateNode(fx.api, 'node0', { conditions: [{ type: 'Ready', status: 'True' }] });
+    const newer = nodeChanged(cluster, nodeOf(fx.api, 'node0'));
+    await runNodeTaints(deps(), newer);
+    expect(taints('node0')).toEqual([]);
+    fx.mark();
+
+    expect(await runNodeTaints(deps(), older)).toEqual({ kind: 'stale' });
+    expect(fx.requests()).toEqual([]);
+    expect(taints('node0')).toEqual([]);
+    expect((await fx.stores.nodes.getNode(cluster, 'node0'))?.resourceVersion).toBe(
+      newer.node.resourceVersion,
+    );
+  });
+
+  it('a duplicate of a processed event reads the node and writes nothing', async () => {
+    createNode(fx.api, 'node0', {
+      conditions: [
+        { type: 'Ready', status: 'False' },
+        { type: 'PIDPressure', status: 'True' },
+      ],
+    });
+    const event = nodeChanged(cluster, nodeOf(fx.api, 'node0'), 'ADDED');
+    await runNodeTaints(deps(), event);
+    const after = taints('node0');
+    fx.mark();
+    fx.clock.advance(1_000);
+
+    expect(await runNodeTaints(deps(), event)).toEqual({ kind: 'processed', order: 'redelivered' });
+    expect(fx.writes()).toEqual([]);
+    expect(taints('node0')).toEqual(after);
+  });
+
+  it('a failed taint write throws; the redelivered event (Lambda retry) completes it', async () => {
+    createNode(fx.api, 'node0', {
+      conditions: [
+        { type: 'Ready', status: 'True' },
+        { type: 'DiskPressure', status: 'True' },
+      ],
+    });
+    const event = nodeChanged(cluster, nodeOf(fx.api, 'node0'), 'ADDED');
+    const removeFault = fx.api.faults.inject({
+      kind: 'internalError',
+      match: { verb: 'patch', resource: 'nodes' },
+    });
+    await expect(runNodeTaints(deps(), event)).rejects.toThrow(ClusterWriteError);
+    expect(taints('node0')).toEqual([`${TaintNodeNotReady}:NoSchedule`]);
+    removeFault();
+
+    expect(await runNodeTaints(deps(), event)).toMatchObject({ kind: 'processed', order: 'redelivered' });
+    expect(taints('node0')).toEqual([`${TaintNodeDiskPressure}:NoSchedule`]);
+  });
+
+  it('a deletion stores a tombstone and touches nothing; a late MODIFIED after it is stale', async () => {
+    createNode(fx.api, 'node0', { conditions: [{ type: 'Ready', status: 'False' }] });
+    const modified = nodeChanged(cluster, nodeOf(fx.api, 'node0'));
+    fx.api.store.nodes.delete('node0');
+    const deleted = { ...modified, type: 'DELETED' as const };
+    fx.mark();
+
+    expect(await runNodeTaints(deps(), deleted)).toEqual({ kind: 'deleted' });
+    expect(await runNodeTaints(deps(), modified)).toEqual({ kind: 'stale' });
+    expect(fx.requests()).toEqual([]);
+    expect(await fx.stores.nodes.getNode(cluster, 'node0')).toBeUndefined();
+  });
+});
+
+describe('shadow mode (dryRun)', () => {
+  it('records every decision as dryRun and writes nothing to the cluster', async () => {
+    createNode(fx.api, 'node0', {
+      labels: { 'kubernetes.io/os': 'linux' },
+      conditions: [
+        { type: 'Ready', status: 'True' },
+        { type: 'MemoryPressure', status: 'True' },
+      ],
+    });
+    fx.mark();
+    await runNodeTaints(deps({ dryRun: true }), nodeChanged(cluster, nodeOf(fx.api, 'node0'), 'ADDED'));
+
+    expect(fx.requests()).toEqual([]);
+    expect(taints('node0')).toEqual([`${TaintNodeNotReady}:NoSchedule`]);
+    const trail = await fx.stores.decisions.query(cluster, 'node0', { newestFirst: false });
+    expect(trail.map((d) => [d.what, d.result, d.dryRun])).toEqual([
+      ['swapNodeTaints', 'dryRun', true],
+      ['addNodeLabels', 'dryRun', true],
+    ]);
+  });
+});

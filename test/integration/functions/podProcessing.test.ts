@@ -1,0 +1,285 @@
+// pod-processing (shared/app/podProcessing.ts) against the API simulator and dynalite: upstream processPod
+// for pods newly bound to a node whose saved Ready condition is not True (TestPodStatusChange's pod
+// worker half), the podUpdated filter, and the legacy (≤ v1.26) branch: immediate deletion on a node
+// already evicted, queueing the node otherwise. The node's health row is seeded through the monitor's own
+// store (ControllerStateStore.commit), as a monitor pass would have left it.
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { processPodChange, type PodProcessingDeps } from '../../../shared/app/podProcessing.js';
+import type { NodeEvictionStatus } from '../../../shared/domain/legacyEviction.js';
+import { newRateLimitedTimedQueue } from '../../../shared/domain/rateLimitedTimedQueue.js';
+import { newTokenBucketRateLimiter } from '../../../shared/domain/tokenBucket.js';
+import type { ConditionStatus, EpochMillis } from '../../../shared/domain/types.js';
+import { getZoneKey } from '../../../shared/domain/zones.js';
+import { RequeueError } from '../../../shared/errors.js';
+import {
+  createNode,
+  createPod,
+  eventLines,
+  nodeOf,
+  podChanged,
+  podCondition,
+  podOf,
+  RecordingObserver,
+  startFunctionsFixture,
+  type FunctionsFixture,
+} from '../../helpers/functionsFixture.js';
+
+const START = Date.parse('2024-05-01T10:00:00Z');
+const ZONE_LABELS = { 'topology.kubernetes.io/region': 'r1', 'topology.kubernetes.io/zone': 'z1' };
+
+let fx: FunctionsFixture;
+let observer: RecordingObserver;
+let cluster: string;
+
+beforeAll(async () => {
+  fx = await startFunctionsFixture(START);
+});
+afterAll(async () => {
+  await fx.stop();
+});
+beforeEach(() => {
+  cluster = fx.nextCluster();
+  observer = new RecordingObserver();
+  fx.clock.time = START;
+  fx.mark();
+});
+afterEach(() => {
+  fx.cleanApi();
+});
+
+function deps(options: { dryRun?: boolean; legacy?: boolean } = {}): PodProcessingDeps {
+  return {
+    config: {
+      dryRun: options.dryRun ?? false,
+      evictionMode: options.legacy === true ? 'legacy' : 'taint',
+      podEvictionTimeout: 5 * 60_000,
+    },
+    stores: fx.stores,
+    cluster: fx.cluster,
+    observer,
+    clock: fx.clock,
+  };
+}
+
+interface Seed {
+  readonly ready: ConditionStatus;
+  readonly probe?: EpochMillis;
+  readonly transition?: EpochMillis;
+  readonly evictionStatus?: NodeEvictionStatus;
+  /** Create the zone's eviction queue (the monitor does when it first sees the zone). */
+  readonly zoneQueue?: boolean;
+}
+
+/** The node in the node cache (node-taints) and its health row (the monitor), as a pass leaves them. */
+async function seedNode(name: string, seed: Seed): Promise<void> {
+  createNode(fx.api, name, { labels: ZONE_LABELS, conditions: [{ type: 'Ready', status: seed.ready }] });
+  const node = nodeOf(fx.api, name);
+  await fx.stores.nodes.putNode(cluster, node);
+  const loaded = await fx.stores.controllerState.load(cluster);
+  const zone = getZoneKey(node.labels);
+  await fx.stores.controllerState.commit(loaded, {
+    meta: loaded.meta,
+    state: {
+      ...loaded.state,
+      knownNodes: new Map([[name, node.uid]]),
+      nodeHealth: new Map([
+        [
+          name,
+          {
+            probeTimestamp: seed.probe ?? START,
+            readyTransitionTimestamp: seed.transition ?? START,
+            status: [{ type: 'Ready', status: seed.ready }],
+          },
+        ],
+      ]),
+      nodeEvictionStatus: new Map(seed.evictionStatus === undefined ? [] : [[name, seed.evictionStatus]]),
+      ...(seed.zoneQueue === true && {
+        zoneStates: new Map([[zone, 'Normal' as const]]),
+        zoneQueues: new Map([[zone, newRateLimitedTimedQueue(newTokenBucketRateLimiter(0.1, 1, START))]]),
+      }),
+    },
+  });
+}
+
+const ready = (name = 'pod1') => podCondition(fx.api, name, 'Ready')?.status;
+
+describe('processPod (taint mode)', () => {
+  it('a pod bound to a NotReady node is marked Ready=False, with the Warning NodeNotReady Event', async () => {
+    await seedNode('node1', { ready: 'False' });
+    createPod(fx.api, 'pod1', { nodeName: 'node1' });
+
+    const outcome = await processPodChange(deps(), podChanged(cluster, podOf(fx.api, 'pod1')));
+
+    expect(outcome).toEqual({ kind: 'processed', savedReady: 'False', markedNotReady: true });
+    expect(ready()).toBe('False');
+    expect(eventLines(fx.api)).toEqual(['NodeNotReady: Node is not ready']);
+    const trail = await fx.stores.decisions.query(cluster, 'node1', { newestFirst: false });
+    expect(trail.map((d) => [d.source, d.what, d.result])).toEqual([
+      ['pod-processing', 'markPodsNotReady', 'intended'],
+      ['pod-processing', 'markPodsNotReady', 'ok'],
+    ]);
+    expect(trail[0]?.inputs).toMatchObject({ pods: ['default/pod1'], savedReady: 'False' });
+  });
+
+  it('a pod bound to an Unknown node is marked too; a duplicate event writes nothing (Ready=False is idempotent)', async () => {
+    await seedNode('node1', { ready: 'Unknown' });
+    createPod(fx.api, 'pod1', { nodeName: 'node1' });
+    const event = podChanged(cluster, podOf(fx.api, 'pod1'));
+    await processPodChange(deps(), event);
+    expect(ready()).toBe('False');
+    fx.mark();
+    fx.clock.advance(1_000);
+
+    await processPodChange(deps(), event);
+    expect(fx.writes()).toEqual([]);
+  });
+
+  it('a pod bound to a Ready node is left alone', async () => {
+    await seedNode('node1', { ready: 'True' });
+    createPod(fx.api, 'pod1', { nodeName: 'node1' });
+    expect(await processPodChange(deps(), podChanged(cluster, podOf(fx.api, 'pod1')))).toEqual({
+      kind: 'processed',
+      savedReady: 'True',
+      markedNotReady: false,
+    });
+    expect(ready()).toBe('True');
+    expect(fx.writes()).toEqual([]);
+  });
+
+  it.each([
+    { name: 'a deletion', type: 'DELETED' as const, oldNodeName: undefined },
+    {
+      name: 'an update on the same node (oldNodeName only comes with a rebind)',
+      type: 'MODIFIED' as const,
+      oldNodeName: 'node1',
+    },
+  ])('only newly bound pods are processed: $name is not', async ({ type, oldNodeName }) => {
+    await seedNode('node1', { ready: 'False' });
+    createPod(fx.api, 'pod1', { nodeName: 'node1' });
+    const outcome = await processPodChange(
+      deps(),
+      podChanged(cluster, podOf(fx.api, 'pod1'), type, oldNodeName),
+    );
+    expect(outcome).toEqual({ kind: 'skipped', reason: 'notNewlyBound' });
+    expect(ready()).toBe('True');
+  });
+
+  it('a pod rebound from another node is processed', async () => {
+    await seedNode('node1', { ready: 'False' });
+    createPod(fx.api, 'pod1', { nodeName: 'node1' });
+    await processPodChange(deps(), podChanged(cluster, podOf(fx.api, 'pod1'), 'MODIFIED', 'node0'));
+    expect(ready()).toBe('False');
+  });
+
+  it('a node without health data drops the pod (the monitor handles it later)', async () => {
+    createNode(fx.api, 'node1', { conditions: [{ type: 'Ready', status: 'False' }] });
+    createPod(fx.api, 'pod1', { nodeName: 'node1' });
+    expect(await processPodChange(deps(), podChanged(cluster, podOf(fx.api, 'pod1')))).toEqual({
+      kind: 'skipped',
+      reason: 'noNodeHealth',
+    });
+    expect(fx.writes()).toEqual([]);
+  });
+
+  it('a node with health data but gone from the node cache requeues (throws for a Lambda retry)', async () => {
+    await seedNode('node1', { ready: 'False' });
+    await fx.stores.nodes.deleteNode(cluster, 'node1', undefined);
+    createPod(fx.api, 'pod1', { nodeName: 'node1' });
+    await expect(processPodChange(deps(), podChanged(cluster, podOf(fx.api, 'pod1')))).rejects.toThrow(
+      RequeueError,
+    );
+    expect(ready()).toBe('True');
+  });
+
+  it('a failed status write throws so Lambda retries the event', async () => {
+    await seedNode('node1', { ready: 'False' });
+    createPod(fx.api, 'pod1', { nodeName: 'node1' });
+    fx.api.faults.inject({
+      kind: 'internalError',
+      match: { verb: 'patch', resource: 'pods', subresource: 'status' },
+    });
+    await expect(processPodChange(deps(), podChanged(cluster, podOf(fx.api, 'pod1')))).rejects.toThrow(
+      /cluster writes for node "node1" failed/,
+    );
+  });
+
+  it('dryRun records the decision and writes nothing to the cluster', async () => {
+    await seedNode('node1', { ready: 'False' });
+    createPod(fx.api, 'pod1', { nodeName: 'node1' });
+    fx.mark();
+    await processPodChange(deps({ dryRun: true }), podChanged(cluster, podOf(fx.api, 'pod1')));
+    expect(fx.writes()).toEqual([]);
+    expect(ready()).toBe('True');
+    const trail = await fx.stores.decisions.query(cluster, 'node1');
+    expect(trail.map((d) => [d.what, d.result, d.dryRun])).toEqual([['markPodsNotReady', 'dryRun', true]]);
+  });
+});
+
+describe('processPod (legacy mode: processNoTaintBaseEviction for the pod)', () => {
+  const longAgo = START - 10 * 60_000; // past the 5 m podEvictionTimeout
+
+  it('a pod arriving on a node already evicted is deleted at once (NodeLost, then DELETE), bypassing the queue', async () => {
+    await seedNode('node1', { ready: 'Unknown', probe: longAgo, evictionStatus: 'evicted', zoneQueue: true });
+    createPod(fx.api, 'pod1', { nodeName: 'node1' });
+    const event = podChanged(cluster, podOf(fx.api, 'pod1'));
+
+    const outcome = await processPodChange(deps({ legacy: true }), event);
+
+    expect(outcome).toMatchObject({ legacy: 'deletedPods', markedNotReady: true });
+    const pod = fx.api.store.pods.get('pod1', { namespace: 'default' });
+    expect(pod.status?.reason).toBe('NodeLost');
+    expect(pod.metadata?.deletionTimestamp).toBeDefined();
+    expect(eventLines(fx.api)).toEqual([
+      'DeletingAllPods: Node node1 event: Deleting all Pods from Node node1.',
+      'NodeControllerEviction: Marking for deletion Pod pod1 from Node node1',
+      'NodeNotReady: Node is not ready',
+    ]);
+
+    // A duplicate reads the pod again: it is terminating, so nothing is deleted twice.
+    fx.mark();
+    fx.clock.advance(1_000);
+    await processPodChange(deps({ legacy: true }), event);
+    expect(fx.requests().filter((r) => r.verb === 'delete')).toEqual([]);
+  });
+
+  it('a pod on a node unreachable for longer than podEvictionTimeout queues the node in its zone', async () => {
+    await seedNode('node1', { ready: 'Unknown', probe: longAgo, zoneQueue: true });
+    createPod(fx.api, 'pod1', { nodeName: 'node1' });
+
+    const outcome = await processPodChange(
+      deps({ legacy: true }),
+      podChanged(cluster, podOf(fx.api, 'pod1')),
+    );
+
+    expect(outcome).toMatchObject({ legacy: 'enqueued', markedNotReady: true });
+    const zone = getZoneKey(ZONE_LABELS);
+    const { queues } = await fx.stores.zoneQueues.loadZoneQueues(cluster);
+    expect(queues.get(zone)?.queue.map((v) => [v.value, v.addedAt])).toEqual([['node1', START]]);
+    expect(
+      fx.api.store.pods.get('pod1', { namespace: 'default' }).metadata?.deletionTimestamp,
+    ).toBeUndefined();
+    const trail = await fx.stores.decisions.query(cluster, 'node1', { newestFirst: false });
+    expect(trail.map((d) => d.what)).toEqual(['enqueue', 'markPodsNotReady', 'markPodsNotReady']);
+
+    // Queued once: a second pod finds it in the set.
+    createPod(fx.api, 'pod2', { nodeName: 'node1' });
+    expect(
+      await processPodChange(deps({ legacy: true }), podChanged(cluster, podOf(fx.api, 'pod2'))),
+    ).toMatchObject({
+      legacy: 'alreadyQueued',
+    });
+  });
+
+  it('a pod on a node NotReady for less than podEvictionTimeout is only marked NotReady', async () => {
+    await seedNode('node1', { ready: 'False', transition: START - 60_000, zoneQueue: true });
+    createPod(fx.api, 'pod1', { nodeName: 'node1' });
+    expect(
+      await processPodChange(deps({ legacy: true }), podChanged(cluster, podOf(fx.api, 'pod1'))),
+    ).toEqual({
+      kind: 'processed',
+      savedReady: 'False',
+      legacy: 'none',
+      markedNotReady: true,
+    });
+  });
+});
