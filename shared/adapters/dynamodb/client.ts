@@ -30,6 +30,12 @@ export interface StoreSettings {
   readonly refreshOverlapMs: number;
   /** refresh does a full load when the last one is older than this. */
   readonly fullReloadEveryMs: number;
+  /**
+   * A pod eviction marked firing (startFiring, or an immediate deletion) becomes due again after this
+   * long without `complete`: the function running it died mid-way, and another run reclaims it.
+   * Longer than any function's timeout, so a live run is never doubled.
+   */
+  readonly firingLeaseMs: number;
   /** Attempts of a read-modify-write lost to concurrent writers before VersionConflictError. */
   readonly conflictAttempts: number;
   /** Attempts of a BatchWrite/BatchGet while items stay unprocessed. */
@@ -47,6 +53,7 @@ export const DEFAULT_STORE_SETTINGS: StoreSettings = Object.freeze({
   writeConcurrency: 16,
   refreshOverlapMs: 60_000,
   fullReloadEveryMs: 3_600_000,
+  firingLeaseMs: 5 * 60_000,
   conflictAttempts: 8,
   batchAttempts: 8,
   backoffBaseMs: 25,

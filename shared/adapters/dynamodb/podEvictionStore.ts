@@ -32,11 +32,19 @@ const PodEvictionItemSchema = z.object({
   token: z.number(),
   timerBacked: z.boolean(),
   firing: z.boolean(),
+  firesAtMs: z.number().optional(),
 });
 
-function encodeEviction(cluster: string, e: PodEviction, now: EpochMillis): Record<string, unknown> {
+function encodeEviction(
+  cluster: string,
+  e: PodEviction,
+  now: EpochMillis,
+  firingLeaseMs: number,
+): Record<string, unknown> {
   const { namespace, name } = parsePodKey(e.key);
   const waiting = e.timerBacked && !e.firing;
+  // A running entry stays in the due index until its lease runs out, so a run that died is reclaimed.
+  const dueAt = waiting ? e.firesAt : now + firingLeaseMs;
   return {
     cluster,
     pod: e.key,
@@ -46,7 +54,7 @@ function encodeEviction(cluster: string, e: PodEviction, now: EpochMillis): Reco
     createdAt: encodeInstant(e.createdAt),
     fireAt: encodeInstant(e.fireAt),
     firesAt: encodeInstant(e.firesAt),
-    ...(waiting && { firesAtMs: e.firesAt }),
+    firesAtMs: dueAt,
     token: e.token,
     timerBacked: e.timerBacked,
     firing: e.firing,
@@ -143,7 +151,7 @@ export class DynamoDbPodEvictionStore implements PodEvictionStore {
             ctx.doc.send(
               new PutCommand({
                 TableName: ctx.tables.podEvictions,
-                Item: encodeEviction(cluster, eviction, ctx.clock.now()),
+                Item: encodeEviction(cluster, eviction, ctx.clock.now(), ctx.settings.firingLeaseMs),
                 ConditionExpression: noEntryForPod,
                 ...e.params,
                 ReturnConsumedCapacity: 'TOTAL',
@@ -173,8 +181,14 @@ export class DynamoDbPodEvictionStore implements PodEvictionStore {
     const { ctx } = this;
     const itemKey = { cluster: checkClusterName(cluster), pod: key };
     const e = new Expression();
-    const heldAndWaiting = `${e.n('token')} = ${e.v(token)} AND ${e.n('firing')} = ${e.v(false)}`;
-    const update = e.update({ firing: true, firesAtMs: undefined, updatedAt: isoString(ctx.clock.now()) });
+    const now = ctx.clock.now();
+    // Waiting, or running with an expired lease (the run that started it died before `complete`).
+    const heldAndStartable = `${e.n('token')} = ${e.v(token)} AND (${e.n('firing')} = ${e.v(false)} OR ${e.n('firesAtMs')} <= ${e.v(now)})`;
+    const update = e.update({
+      firing: true,
+      firesAtMs: now + ctx.settings.firingLeaseMs,
+      updatedAt: isoString(now),
+    });
     return this.conditional(
       'UpdateItem',
       itemKey,
@@ -184,7 +198,7 @@ export class DynamoDbPodEvictionStore implements PodEvictionStore {
             TableName: ctx.tables.podEvictions,
             Key: itemKey,
             UpdateExpression: update,
-            ConditionExpression: heldAndWaiting,
+            ConditionExpression: heldAndStartable,
             ...e.params,
             ReturnConsumedCapacity: 'TOTAL',
           }),
@@ -265,8 +279,9 @@ export class DynamoDbPodEvictionStore implements PodEvictionStore {
       opts.signal,
     );
     return items
-      .map((item) => this.decode(cluster, item))
-      .filter((e) => e.timerBacked && !e.firing && e.firesAt <= now)
+      .map((item) => ({ eviction: this.decode(cluster, item), dueAt: this.dueAt(item) }))
+      .filter(({ eviction: e, dueAt }) => (e.firing ? dueAt <= now : e.timerBacked && e.firesAt <= now))
+      .map(({ eviction }) => eviction)
       .sort(byFiresAtThenKey);
   }
 
@@ -312,6 +327,14 @@ export class DynamoDbPodEvictionStore implements PodEvictionStore {
       if (error instanceof VersionConflictError) return false;
       throw error;
     }
+  }
+
+  /** When the entry is due: its timer (waiting) or the end of its firing lease (running). */
+  private dueAt(item: StoredItem): EpochMillis {
+    const parsed = PodEvictionItemSchema.safeParse(item);
+    return parsed.success && parsed.data.firesAtMs !== undefined
+      ? parsed.data.firesAtMs
+      : Number.POSITIVE_INFINITY;
   }
 
   private decode(cluster: string, item: StoredItem): PodEviction {

@@ -91,6 +91,41 @@ describe('PodEvictionStore', () => {
     ]);
   });
 
+  it('reclaims an entry whose run died between startFiring and complete, once its lease ran out', async () => {
+    let now = t0;
+    const stores = db.stores({ clock: { now: () => now }, settings: { firingLeaseMs: 60_000 } });
+    const cluster = 'lease';
+    const added = await stores.podEvictions.add(cluster, {
+      key: 'ns/timer',
+      nodeName: 'n1',
+      createdAt: t0,
+      fireAt: t0 + 10_000,
+      now: t0,
+    });
+    const immediate = await stores.podEvictions.add(cluster, {
+      key: 'ns/immediate',
+      nodeName: 'n1',
+      createdAt: t0,
+      fireAt: t0,
+      now: t0,
+    });
+    if (added.kind !== 'scheduled' || immediate.kind !== 'firing') throw new Error('unexpected');
+    now = t0 + 10_000;
+    expect(await stores.podEvictions.startFiring(cluster, 'ns/timer', added.eviction.token)).toBe(true);
+    // Both runs "die" here: nothing completes either entry. Within the lease nobody may take them.
+    now = t0 + 59_999;
+    expect((await stores.podEvictions.dueEvictions(cluster, now)).map((e) => e.key)).toEqual([]);
+    expect(await stores.podEvictions.startFiring(cluster, 'ns/timer', added.eviction.token)).toBe(false);
+    // After the lease a drainer finds both due and can start them again, exactly once.
+    now = t0 + 70_001;
+    const due = await stores.podEvictions.dueEvictions(cluster, now);
+    expect(due.map((e) => e.key).sort()).toEqual(['ns/immediate', 'ns/timer']);
+    for (const e of due) expect(await stores.podEvictions.startFiring(cluster, e.key, e.token)).toBe(true);
+    for (const e of due) expect(await stores.podEvictions.startFiring(cluster, e.key, e.token)).toBe(false);
+    for (const e of due) expect(await stores.podEvictions.complete(cluster, e.key, e.token)).toBe(true);
+    expect(await stores.podEvictions.list(cluster)).toEqual([]);
+  });
+
   it('a finishing worker removes only the entry it owns; cancel reports timer-backed entries', async () => {
     const stores = db.stores();
     const cluster = 'tokens';
