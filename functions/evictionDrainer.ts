@@ -4,13 +4,13 @@
 // neither shape is logged naming the field and rethrown (retries, then the dead-letter queue).
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import { publishMetrics } from './publishMetrics.js';
 import { parser } from '@aws-lambda-powertools/parser/middleware';
 import { EventBridgeSchema } from '@aws-lambda-powertools/parser/schemas/eventbridge';
 import { z } from 'zod';
 import { loadRuntime, type Runtime } from '../shared/adapters/runtime.js';
 import { checkDrainerInvocation, DrainerInvocation, runDrainer } from '../shared/app/drainer.js';
-import { logger, logParseError, metrics } from '../shared/observability.js';
+import { logger, logParseError } from '../shared/observability.js';
 
 const ScheduledEvent = EventBridgeSchema.extend({
   source: z.literal('aws.events'),
@@ -33,7 +33,7 @@ function getRuntime(): Promise<Runtime> {
 
 export const handler = middy<DrainerEvent, undefined>()
   .use(injectLambdaContext(logger, { resetKeys: true }))
-  .use(logMetrics(metrics))
+  .use(publishMetrics())
   .use(parser({ schema: DrainerEvent, errorHandler: logParseError('eviction drainer event') }))
   .handler(async (event, _context, { signal }) => {
     const rt = await getRuntime();

@@ -5,7 +5,7 @@
 // function's dead-letter queue); nothing is written.
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import { publishMetrics } from './publishMetrics.js';
 import { parser } from '@aws-lambda-powertools/parser/middleware';
 import { EventBridgeSchema } from '@aws-lambda-powertools/parser/schemas/eventbridge';
 import { z } from 'zod';
@@ -17,7 +17,7 @@ import {
   type MonitorDeps,
 } from '../shared/app/monitor.js';
 import { HeartbeatDigestDetailType, HeartbeatDigestEvent } from '../shared/events.js';
-import { logger, logParseError, metrics } from '../shared/observability.js';
+import { logger, logParseError } from '../shared/observability.js';
 import type { LoadedState } from '../shared/ports/stores.js';
 
 /** The schedule rule's event (EventBridge Scheduler's classic form). */
@@ -50,7 +50,7 @@ const cache: MonitorCache = new Map<string, LoadedState>();
 
 export const handler = middy<MonitorEvent, undefined>()
   .use(injectLambdaContext(logger, { resetKeys: true }))
-  .use(logMetrics(metrics))
+  .use(publishMetrics())
   .use(parser({ schema: MonitorEvent, errorHandler: logParseError(HeartbeatDigestDetailType) }))
   .handler(async (event, _context, { signal }) => {
     const rt = await getRuntime();

@@ -3,14 +3,14 @@
 // shared/app/nodeTaints.ts; this handler parses, wires and reports (docs/functions.md).
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import { publishMetrics } from './publishMetrics.js';
 import { EventBridgeEnvelope } from '@aws-lambda-powertools/parser/envelopes/eventbridge';
 import { parser } from '@aws-lambda-powertools/parser/middleware';
 import { loadRuntime, type Runtime } from '../shared/adapters/runtime.js';
 import { NodeTaintsSource, runNodeTaints } from '../shared/app/nodeTaints.js';
 import { EventParseError } from '../shared/errors.js';
 import { eventParseErrorFrom, NodeChangedDetail, NodeChangedDetailType } from '../shared/events.js';
-import { logger, metrics } from '../shared/observability.js';
+import { logger } from '../shared/observability.js';
 
 // Once per cold start: clients and settings only. A failed start is not kept, so the next invocation
 // tries again (cluster credentials held in AWS may be briefly unavailable).
@@ -25,7 +25,7 @@ function getRuntime(): Promise<Runtime> {
 
 export const handler = middy()
   .use(injectLambdaContext(logger, { resetKeys: true }))
-  .use(logMetrics(metrics)) // flushes on success and on error
+  .use(publishMetrics()) // flushes on success and on error
   // A bad shape or schemaVersion: rejected before any I/O (→ Lambda retries → on-failure destination).
   .use(parser({ schema: NodeChangedDetail, envelope: EventBridgeEnvelope, safeParse: true }))
   .handler(async (parsed, _context, { signal }) => {

@@ -3,14 +3,14 @@
 // shared/app/podProcessing.ts; this handler parses, wires and reports (docs/functions.md).
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import { publishMetrics } from './publishMetrics.js';
 import { EventBridgeEnvelope } from '@aws-lambda-powertools/parser/envelopes/eventbridge';
 import { parser } from '@aws-lambda-powertools/parser/middleware';
 import { loadRuntime, type Runtime } from '../shared/adapters/runtime.js';
 import { PodProcessingSource, processPodChange } from '../shared/app/podProcessing.js';
 import { EventParseError } from '../shared/errors.js';
 import { eventParseErrorFrom, PodChangedDetail, PodChangedDetailType } from '../shared/events.js';
-import { logger, metrics } from '../shared/observability.js';
+import { logger } from '../shared/observability.js';
 
 // Once per cold start: clients and settings only; a failed start is retried by the next invocation.
 let runtime: Promise<Runtime> | undefined;
@@ -24,7 +24,7 @@ function getRuntime(): Promise<Runtime> {
 
 export const handler = middy()
   .use(injectLambdaContext(logger, { resetKeys: true }))
-  .use(logMetrics(metrics))
+  .use(publishMetrics())
   .use(parser({ schema: PodChangedDetail, envelope: EventBridgeEnvelope, safeParse: true }))
   .handler(async (parsed, _context, { signal }) => {
     if (!parsed.success) {

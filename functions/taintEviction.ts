@@ -3,7 +3,7 @@
 // handler parses, wires and reports (docs/functions.md). The drainer fires the timers it schedules.
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import { publishMetrics } from './publishMetrics.js';
 import { parser } from '@aws-lambda-powertools/parser/middleware';
 import { z } from 'zod';
 import { loadRuntime, type Runtime } from '../shared/adapters/runtime.js';
@@ -16,7 +16,7 @@ import {
   PodChangedDetailType,
   PodChangedEvent,
 } from '../shared/events.js';
-import { logger, metrics } from '../shared/observability.js';
+import { logger } from '../shared/observability.js';
 
 /**
  * The two events this function is subscribed to, whole: the detail's schema depends on `detail-type`,
@@ -42,7 +42,7 @@ function getRuntime(): Promise<Runtime> {
 
 export const handler = middy()
   .use(injectLambdaContext(logger, { resetKeys: true }))
-  .use(logMetrics(metrics))
+  .use(publishMetrics())
   .use(parser({ schema: TaintEvictionEvent, safeParse: true }))
   .handler(async (parsed, _context, { signal }) => {
     if (!parsed.success) {
