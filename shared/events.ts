@@ -167,6 +167,12 @@ const NodeChangedV1 = z.object({
   cluster: ClusterName,
   type: ChangeType,
   node: NodeSchema,
+  /**
+   * On MODIFIED: the node's NoExecute taints before the change, so the taint eviction controller can
+   * apply upstream NodeUpdated's filter (act only when the NoExecute taints changed). Additive in v1:
+   * when absent, every update is processed.
+   */
+  oldNoExecuteTaints: z.array(TaintSchema).readonly().optional(),
 });
 
 /**
@@ -218,6 +224,12 @@ const PodChangedV1 = z.object({
   type: ChangeType,
   pod: PodSchema,
   oldNodeName: NodeName.optional(),
+  /**
+   * On MODIFIED: the pod's tolerations before the change, so the taint eviction controller can apply
+   * upstream PodUpdated's filter (act only on a toleration or node change, not on e.g. a deletion
+   * starting). Additive in v1: when absent, the update is processed.
+   */
+  oldTolerations: z.array(TolerationSchema).readonly().optional(),
 });
 
 /** The detail of a `Pod Changed` event. Parsing yields a {@link PodChanged} with a domain `Pod`. */

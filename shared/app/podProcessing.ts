@@ -94,7 +94,10 @@ export async function processPodChange(
 
   // upstream podUpdated: bound, and new to the controller or moved to another node.
   const newPod = change.type === 'DELETED' ? undefined : change.pod;
-  const oldPod = change.oldNodeName === undefined ? undefined : { nodeName: change.oldNodeName };
+  // The relay watches bound pods only, so a newly bound pod arrives as ADDED; a MODIFIED event without
+  // `oldNodeName` (tolerations changed, deletion started) is not a new binding.
+  const oldPod =
+    change.type === 'MODIFIED' ? { nodeName: change.oldNodeName ?? change.pod.nodeName } : undefined;
   if (newPod === undefined || !podUpdated(oldPod, newPod))
     return done({ kind: 'skipped', reason: 'notNewlyBound' });
   const pod = newPod;

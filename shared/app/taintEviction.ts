@@ -45,6 +45,7 @@ import {
   podUpdated,
   type PodEvictionAction,
   type ScheduledEvictionLookup,
+  nodeUpdatedNeedsProcessing,
 } from '../domain/taintEviction.js';
 import { getNoExecuteTaints } from '../domain/taints.js';
 import { getMatchingTolerations, getMinTolerationTime, toleratesTaint } from '../domain/tolerations.js';
@@ -115,7 +116,8 @@ export type TaintEvictionOutcome =
         | 'nothingToEvict'
         | 'filtered'
         | 'notBound'
-        | 'nodeNotTainted';
+        | 'nodeNotTainted'
+        | 'noExecuteTaintsUnchanged';
     }
   | { readonly kind: 'processed'; readonly summary: EvictionSummary };
 
@@ -439,6 +441,14 @@ export async function handleNodeChanged(
   // §4.2.20, does NOT cancel the scheduled evictions of its pods.
   if (change.type === 'DELETED') return report(deps, fields, { kind: 'skipped', reason: 'nodeDeleted' });
 
+  // upstream NodeUpdated: an update that leaves the NoExecute taints as they were is ignored.
+  if (
+    change.type === 'MODIFIED' &&
+    change.oldNoExecuteTaints !== undefined &&
+    !nodeUpdatedNeedsProcessing({ ...change.node, taints: change.oldNoExecuteTaints }, change.node)
+  ) {
+    return report(deps, fields, { kind: 'skipped', reason: 'noExecuteTaintsUnchanged' });
+  }
   const taints = getNoExecuteTaints(change.node.taints);
   const pending = await stores.podEvictions.list(change.cluster, callOpts);
   if (taints.length === 0 && !pending.some((e) => e.nodeName === nodeName)) {
@@ -511,9 +521,13 @@ export async function handlePodChanged(
   const oldPod =
     change.type === 'DELETED'
       ? change.pod
-      : change.oldNodeName === undefined
+      : change.oldNodeName === undefined && change.oldTolerations === undefined
         ? undefined
-        : { ...change.pod, nodeName: change.oldNodeName };
+        : {
+            ...change.pod,
+            nodeName: change.oldNodeName ?? change.pod.nodeName,
+            tolerations: change.oldTolerations ?? [],
+          };
   const item = podUpdated(oldPod, newPod);
   if (item === undefined) return report(deps, fields, { kind: 'skipped', reason: 'filtered' });
 
