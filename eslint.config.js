@@ -10,7 +10,7 @@ export default defineConfig(
   {
     languageOptions: {
       parserOptions: {
-        projectService: { allowDefaultProject: ['*.js', '*.mjs'] },
+        projectService: { allowDefaultProject: ['*.js', '*.mjs', 'cli/bin.mjs'] },
         tsconfigRootDir: import.meta.dirname,
       },
     },

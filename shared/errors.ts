@@ -348,3 +348,44 @@ export class ScenarioError extends NlcError {
     this.source = source;
   }
 }
+
+/**
+ * A port the local stack needs is taken (local/stack/ports.ts). Names the port, what wanted it and the
+ * flag that moves it, so the fix is in the message.
+ *
+ * @example
+ * new PortInUseError(8000, 'the DynamoDB-compatible server', '--port-dynamodb').message
+ * // 'port 8000 (the DynamoDB-compatible server) on 127.0.0.1 is already in use: stop what holds it, or choose another port with --port-dynamodb <port> (0 picks a free one)'
+ */
+export class PortInUseError extends NlcError {
+  readonly port: number;
+  readonly purpose: string;
+  readonly flag: string;
+
+  constructor(port: number, purpose: string, flag: string, options?: ErrorOptions) {
+    super(
+      `port ${port} (${purpose}) on 127.0.0.1 is already in use: stop what holds it, or choose another port with ${flag} <port> (0 picks a free one)`,
+      options,
+    );
+    this.port = port;
+    this.purpose = purpose;
+    this.flag = flag;
+  }
+}
+
+/**
+ * A part of the local stack did not come up (local/stack/): the emulator of the functions exited or
+ * never became ready, the relay could not start. `detail` carries what the part printed last.
+ *
+ * @example
+ * new LocalStackStartError('serverless-offline', 'exited with code 1 before it was ready').message
+ * // 'local stack: serverless-offline did not start: exited with code 1 before it was ready'
+ */
+export class LocalStackStartError extends NlcError {
+  readonly part: string;
+
+  constructor(part: string, detail: string, options?: ErrorOptions) {
+    super(`local stack: ${part} did not start: ${detail}`, options);
+    this.part = part;
+  }
+}

@@ -36,7 +36,7 @@ examples/scenarios/*.yaml.
 
 Examples:
   nlc simulate examples/scenarios/single-node-failure.yaml
-  nlc simulate --json examples/scenarios/zone-disruption.yaml | jq -c 'select(.kind == "TaintAdded")'
+  nlc simulate --json examples/scenarios/zone-partial-disruption.yaml | jq -c 'select(.kind == "TaintAdded")'
 `;
 
 // ---------------------------------------------------------------------------------------------------
@@ -214,9 +214,11 @@ export function simulateCommand(ctx: CommandContext): Command {
     .description('run a scenario in virtual time and print what the controller would do')
     .argument('<FILE>', 'scenario file (YAML or JSON)')
     .option('--json', 'JSON Lines, one record per line (SCENARIOS.md "Output")')
-    .option('--verbose', 'also print the warnings the functions logged')
+    .option('--verbose', 'also print the warnings the functions and the relay logged')
     .addHelpText('after', SIMULATE_HELP)
-    .action(async (file: string, opts: { json?: boolean; verbose?: boolean }) => {
+    .action(async (file: string, _opts: unknown, command: Command) => {
+      // `--verbose` is also nlc's own option (stack traces): read it wherever it was given.
+      const opts = command.optsWithGlobals<{ json?: boolean; verbose?: boolean }>();
       const options = parseOptions(SimulateOptionsSchema, { ...opts, file }, { file: 'FILE' });
       ctx.exitCode = await runSimulate(options, ctx.io);
     });

@@ -33,6 +33,7 @@ import {
   PatchStrategy,
   setHeaderOptions,
   type ConfigurationOptions,
+  type HttpLibrary,
   type KubeConfig,
   type V1Node,
   type V1Pod,
@@ -60,7 +61,14 @@ import { ClusterTransportError, TaintOwnershipError } from '../../errors.js';
 import type { ClusterCallOptions, ClusterPort, TaintEvictionDeleteResult } from '../../ports/cluster.js';
 import type { Clock } from '../../ports/clock.js';
 import { makeEvent } from './events.js';
-import { nodeConditionToJson, nodeFromV1, podFromV1, taintToJson, type Mapped } from './mapping.js';
+import {
+  isTaintEffect,
+  nodeConditionToJson,
+  nodeFromV1,
+  podFromV1,
+  taintToJson,
+  type Mapped,
+} from './mapping.js';
 import { updatePodCondition } from './podConditions.js';
 import {
   abortableSleep,
@@ -91,6 +99,8 @@ export interface KubernetesClusterOptions {
   readonly taintBackoff?: Backoff;
   /** Called before each HTTP retry (logging, metrics). */
   readonly onRetry?: (notice: RetryNotice) => void;
+  /** Sends each HTTP attempt instead of node-fetch (the simulator's in-process transport). */
+  readonly transport?: HttpLibrary;
 }
 
 type Failure = Extract<WriteResult, { readonly ok: false }>;
@@ -176,6 +186,7 @@ export function createKubernetesCluster(
     // Retry-After dates are wall-clock time, whatever clock stamps our writes (it may be virtual).
     now: () => Date.now(),
     ...(options.onRetry === undefined ? {} : { onRetry: options.onRetry }),
+    ...(options.transport === undefined ? {} : { transport: options.transport }),
     agents: createAgentPool(),
   };
 
@@ -314,10 +325,15 @@ export function createKubernetesCluster(
       const next = swapNodeControllerTaint(current, swap.toAdd, swap.toRemove, now);
       // Like upstream, no write when the list would not change.
       if (sameTaints(next, current)) return OK;
-      // Taints we leave alone go back exactly as the server sent them.
-      const read = got.value.spec?.taints ?? [];
+      // Taints we leave alone go back exactly as the server sent them. nodeFromV1 drops a taint whose
+      // effect the domain does not know (it is not the controller's either): it goes back untouched too.
+      const raw = got.value.spec?.taints ?? [];
+      const read = raw.filter((t) => isTaintEffect(t.effect));
       const original = new Map(current.map((t, i) => [t, read[i]]));
-      const taints = next.map((t) => original.get(t) ?? taintToJson(t));
+      const taints = [
+        ...next.map((t) => original.get(t) ?? taintToJson(t)),
+        ...raw.filter((t) => !isTaintEffect(t.effect)),
+      ];
       const body = { metadata: { resourceVersion: got.value.metadata?.resourceVersion }, spec: { taints } };
       const patched = await call(
         action,

@@ -1,45 +1,77 @@
-// Conversions between the Kubernetes API objects (@kubernetes/client-node models) and the domain's
-// trimmed Node and Pod (shared/domain/types.ts), in both directions.
+// Conversions between the Kubernetes API objects (@kubernetes/client-node models, or their wire JSON)
+// and the domain's trimmed Node and Pod (shared/domain/types.ts), in both directions. The one
+// conversion the cluster adapter (cluster.ts) and the watch relay (relay/) share.
 //
-// Reading: what the API server sends back is validated with zod here (STYLE "Validation happens at the
-// edges"), so a malformed object becomes a Failed result naming the object instead of a TypeError deep in
-// the domain. Writing: times go out as metav1.Time does on the wire, RFC 3339 in whole seconds (Go's
+// Reading: the structure is validated with zod (STYLE "Validation happens at the edges"), so a
+// malformed object becomes a failed Mapped naming the object and the field instead of a TypeError deep
+// in the domain. Values are read tolerantly, because the API server is the authority on them: a
+// condition status other than True/False/Unknown reads as Unknown, a taint effect or toleration
+// operator the domain does not know is dropped (it could never match), an int64 tolerationSeconds is
+// clamped to a safe integer. Only the labels the controller reads (ControllerLabelKeys) are kept, so a
+// change of any other label can never look like a change the controller cares about.
+// Writing: times go out as metav1.Time does on the wire, RFC 3339 in whole seconds (Go's
 // `t.UTC().Format(time.RFC3339)` truncates), so what this adapter writes is what client-go would have.
 import { z } from 'zod';
-import type { ConditionStatus, EpochMillis, Node, NodeCondition, Pod, Taint } from '../../domain/types.js';
+import type {
+  ConditionStatus,
+  EpochMillis,
+  Node,
+  NodeCondition,
+  Pod,
+  Taint,
+  TaintEffect,
+  Toleration,
+  TolerationOperator,
+} from '../../domain/types.js';
+import { ControllerLabelKeys } from '../../events.js';
+import { parseWireTime } from '../../wireFormat.js';
 
 /** metav1.Time on the wire: RFC 3339, UTC, whole seconds (truncated, as Go formats it). */
 export function formatKubeTime(ms: EpochMillis): string {
   return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
 }
 
-// The client's deserializer turns date-time fields into Date; a raw JSON string is accepted too.
-const kubeTime = z
-  .union([z.date(), z.iso.datetime({ offset: true })])
-  .transform((t) => new Date(t).getTime());
-const optionalTime = kubeTime.nullish().transform((t) => t ?? undefined);
-const conditionStatus = z.enum(['True', 'False', 'Unknown']);
-const taintEffect = z.enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute']);
-const tolerationEffect = z.union([taintEffect, z.literal('')]);
-const tolerationOperator = z.union([z.enum(['Exists', 'Equal', 'Lt', 'Gt']), z.literal('')]);
-const optionalString = z
-  .string()
-  .nullish()
-  .transform((s) => s ?? undefined);
+/**
+ * A Kubernetes time as EpochMillis. client-node hands out `Date`s for objects it lists but the raw
+ * JSON strings for objects from a watch (kubernetes-client/javascript#487), so both are accepted;
+ * MicroTime's extra digits (lease renewTime) are truncated to the millisecond. Undefined for anything
+ * else.
+ *
+ * @example kubeTimeToMillis('2026-11-21T10:00:00.123456Z') // 1763719200123
+ */
+export function kubeTimeToMillis(value: unknown): EpochMillis | undefined {
+  if (value instanceof Date) {
+    const ms = value.getTime();
+    return Number.isFinite(ms) ? ms : undefined;
+  }
+  if (typeof value !== 'string') return undefined;
+  const m = /^([^.]*?)(?:\.(\d+))?(Z|[+-]\d{2}:\d{2})$/.exec(value);
+  if (m === null) return undefined;
+  const fraction = (m[2] ?? '').slice(0, 3);
+  return parseWireTime(`${m[1] ?? ''}${fraction === '' ? '' : `.${fraction}`}${m[3] ?? ''}`);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The shapes read. Leaves the domain interprets tolerantly are plain strings here; anything else the
+// API server always sends (a name, a uid, a list where a list belongs) is checked.
+
+const optionalString = z.string().nullish();
+// A Date (listed objects) or a string (watched objects); unreadable optional times read as absent.
+const kubeTimeInput = z.union([z.date(), z.string()]).nullish();
 
 const V1TaintSchema = z.object({
   key: z.string(),
   value: optionalString,
-  effect: taintEffect,
-  timeAdded: optionalTime,
+  effect: z.string(),
+  timeAdded: kubeTimeInput,
 });
 
 const V1NodeSchema = z.object({
   metadata: z.object({
     name: z.string().min(1),
-    uid: z.string().nullish(),
+    uid: z.string().min(1),
     resourceVersion: optionalString,
-    creationTimestamp: kubeTime,
+    creationTimestamp: kubeTimeInput,
     labels: z.record(z.string(), z.string()).nullish(),
   }),
   spec: z
@@ -54,11 +86,11 @@ const V1NodeSchema = z.object({
         .array(
           z.object({
             type: z.string(),
-            status: conditionStatus,
+            status: z.string(),
             reason: optionalString,
             message: optionalString,
-            lastHeartbeatTime: optionalTime,
-            lastTransitionTime: optionalTime,
+            lastHeartbeatTime: kubeTimeInput,
+            lastTransitionTime: kubeTimeInput,
           }),
         )
         .nullish(),
@@ -66,29 +98,27 @@ const V1NodeSchema = z.object({
     .nullish(),
 });
 
+const V1TolerationSchema = z.object({
+  key: optionalString,
+  operator: optionalString,
+  value: optionalString,
+  effect: optionalString,
+  tolerationSeconds: z.number().nullish(),
+});
+
 const V1PodSchema = z.object({
   metadata: z.object({
     name: z.string().min(1),
     namespace: z.string().min(1),
-    uid: z.string().nullish(),
-    deletionTimestamp: optionalTime,
+    uid: z.string().min(1),
+    deletionTimestamp: kubeTimeInput,
     deletionGracePeriodSeconds: z.number().nullish(),
     ownerReferences: z.array(z.object({ kind: z.string(), controller: z.boolean().nullish() })).nullish(),
   }),
   spec: z
     .object({
-      nodeName: z.string().nullish(),
-      tolerations: z
-        .array(
-          z.object({
-            key: optionalString,
-            operator: tolerationOperator.nullish(),
-            value: optionalString,
-            effect: tolerationEffect.nullish(),
-            tolerationSeconds: z.number().nullish(),
-          }),
-        )
-        .nullish(),
+      nodeName: optionalString,
+      tolerations: z.array(V1TolerationSchema).nullish(),
     })
     .nullish(),
   status: z
@@ -99,24 +129,172 @@ const V1PodSchema = z.object({
     .nullish(),
 });
 
-/** Drops the keys whose value is undefined, so the domain objects compare with toEqual cleanly. */
-function compact<T extends object>(value: T): T {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
-}
+export type Mapped<T> =
+  { readonly ok: true; readonly value: T } | { readonly ok: false; readonly message: string };
 
 function describeIssues(error: z.ZodError): string {
   return error.issues
     .slice(0, 3)
-    .map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`)
+    .map((issue) => {
+      const path = issue.path.join('.') || '(root)';
+      return issue.code === 'invalid_type' && issue.input === undefined
+        ? `${path}: missing`
+        : `${path}: ${issue.message}`;
+    })
     .join('; ');
 }
 
-export type Mapped<T> =
-  { readonly ok: true; readonly value: T } | { readonly ok: false; readonly message: string };
+/** metadata.name (and namespace) of an object that failed validation, for the message. */
+function nameOf(obj: unknown): string {
+  const meta: unknown =
+    typeof obj === 'object' && obj !== null ? (obj as { metadata?: unknown }).metadata : undefined;
+  if (typeof meta !== 'object' || meta === null) return '';
+  const { name, namespace } = meta as { name?: unknown; namespace?: unknown };
+  const n = typeof name === 'string' ? name : '';
+  return typeof namespace === 'string' && namespace !== '' ? `${namespace}/${n}` : n;
+}
 
-/** A domain Taint from the API's, keeping timeAdded when present. */
-export function taintFromV1(taint: z.output<typeof V1TaintSchema>): Taint {
-  return compact({ key: taint.key, value: taint.value, effect: taint.effect, timeAdded: taint.timeAdded });
+function malformed(kind: string, obj: unknown, problem: string): { ok: false; message: string } {
+  return { ok: false, message: `malformed ${kind} ${JSON.stringify(nameOf(obj))}: ${problem}` };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Values, read as the controller would
+
+const conditionStatuses: readonly string[] = ['True', 'False', 'Unknown'];
+const taintEffects: readonly string[] = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'];
+const tolerationOperators: readonly string[] = ['Exists', 'Equal', 'Lt', 'Gt', ''];
+
+/** Whether the domain knows the taint effect (the API server admits only these three). */
+export function isTaintEffect(effect: string): effect is TaintEffect {
+  return taintEffects.includes(effect);
+}
+
+// Kubelets only post True/False/Unknown; anything else reads as Unknown, as a condition the controller
+// cannot interpret.
+function conditionStatus(status: string): ConditionStatus {
+  return conditionStatuses.includes(status) ? (status as ConditionStatus) : 'Unknown';
+}
+
+// JSON numbers above 2^53 (tolerationSeconds is an int64) are clamped: 285 million years still means
+// "tolerated for practically ever", and the wire carries only safe integers.
+function safeInteger(n: number): number {
+  return Math.max(Number.MIN_SAFE_INTEGER, Math.min(Number.MAX_SAFE_INTEGER, Math.trunc(n)));
+}
+
+/** A domain Taint from the API's, keeping timeAdded when present; undefined for an unknown effect. */
+export function taintFromV1(taint: z.output<typeof V1TaintSchema>): Taint | undefined {
+  if (!isTaintEffect(taint.effect)) return undefined;
+  const timeAdded = kubeTimeToMillis(taint.timeAdded);
+  return {
+    key: taint.key,
+    ...(taint.value != null && { value: taint.value }),
+    effect: taint.effect,
+    ...(timeAdded !== undefined && { timeAdded }),
+  };
+}
+
+function conditionFromV1(
+  c: NonNullable<NonNullable<z.output<typeof V1NodeSchema>['status']>['conditions']>[number],
+): NodeCondition {
+  const lastHeartbeatTime = kubeTimeToMillis(c.lastHeartbeatTime);
+  const lastTransitionTime = kubeTimeToMillis(c.lastTransitionTime);
+  return {
+    type: c.type,
+    status: conditionStatus(c.status),
+    ...(c.reason != null && { reason: c.reason }),
+    ...(c.message != null && { message: c.message }),
+    ...(lastHeartbeatTime !== undefined && { lastHeartbeatTime }),
+    ...(lastTransitionTime !== undefined && { lastTransitionTime }),
+  };
+}
+
+// A toleration with an operator or effect the domain does not know never tolerates anything upstream
+// (ToleratesTaint's default branch; taints only carry the three effects), so dropping it is the same.
+function tolerationFromV1(t: z.output<typeof V1TolerationSchema>): Toleration | undefined {
+  const operator = t.operator ?? undefined;
+  const effect = t.effect ?? undefined;
+  if (operator !== undefined && !tolerationOperators.includes(operator)) return undefined;
+  if (effect !== undefined && effect !== '' && !isTaintEffect(effect)) return undefined;
+  return {
+    ...(t.key != null && { key: t.key }),
+    ...(operator !== undefined && { operator: operator as TolerationOperator }),
+    ...(t.value != null && { value: t.value }),
+    ...(effect !== undefined && { effect: effect }),
+    ...(typeof t.tolerationSeconds === 'number' && { tolerationSeconds: safeInteger(t.tolerationSeconds) }),
+  };
+}
+
+const defined = <T>(value: T | undefined): value is T => value !== undefined;
+
+/**
+ * The node as the controller reads it: identity, the labels in ControllerLabelKeys, every condition
+ * (all of them, since a status write sends the whole list back), taints and unschedulable. Images,
+ * capacity, addresses, other labels and the rest are dropped. Fails, naming the node and the field,
+ * when a field the API server always sets (name, uid, creationTimestamp) is missing or unreadable.
+ *
+ * @example
+ * const node = nodeFromV1(await core.readNode({ name: 'node-a' }));
+ * if (node.ok) node.value.labels; // { 'topology.kubernetes.io/zone': 'eu-west-1a' }
+ */
+export function nodeFromV1(v1: unknown): Mapped<Node> {
+  const parsed = V1NodeSchema.safeParse(v1);
+  if (!parsed.success) return malformed('node', v1, describeIssues(parsed.error));
+  const { metadata, spec, status } = parsed.data;
+  const creationTimestamp = kubeTimeToMillis(metadata.creationTimestamp);
+  if (creationTimestamp === undefined) {
+    return malformed('node', v1, 'metadata.creationTimestamp: missing or not a time');
+  }
+  const labels: Record<string, string> = {};
+  for (const key of ControllerLabelKeys) {
+    const value =
+      metadata.labels != null && Object.hasOwn(metadata.labels, key) ? metadata.labels[key] : undefined;
+    if (value !== undefined) labels[key] = value;
+  }
+  return {
+    ok: true,
+    value: {
+      name: metadata.name,
+      uid: metadata.uid,
+      ...(metadata.resourceVersion != null && { resourceVersion: metadata.resourceVersion }),
+      creationTimestamp,
+      labels,
+      conditions: (status?.conditions ?? []).map(conditionFromV1),
+      taints: (spec?.taints ?? []).map(taintFromV1).filter(defined),
+      unschedulable: spec?.unschedulable === true,
+    },
+  };
+}
+
+/**
+ * The pod as the controllers read it. `ownerKind` is the kind of the controller owner reference
+ * (`controller: true`, upstream metav1.GetControllerOf), `ready` the status of the Ready condition.
+ * Fails, naming the pod and the field, when name, namespace or uid is missing.
+ */
+export function podFromV1(v1: unknown): Mapped<Pod> {
+  const parsed = V1PodSchema.safeParse(v1);
+  if (!parsed.success) return malformed('pod', v1, describeIssues(parsed.error));
+  const { metadata, spec, status } = parsed.data;
+  const ownerKind = metadata.ownerReferences?.find((ref) => ref.controller === true)?.kind;
+  const deletionTimestamp = kubeTimeToMillis(metadata.deletionTimestamp);
+  const grace = metadata.deletionGracePeriodSeconds;
+  const ready = status?.conditions?.find((c) => c.type === 'Ready')?.status;
+  const statusReason = status?.reason;
+  return {
+    ok: true,
+    value: {
+      namespace: metadata.namespace,
+      name: metadata.name,
+      uid: metadata.uid,
+      nodeName: spec?.nodeName ?? '',
+      tolerations: (spec?.tolerations ?? []).map(tolerationFromV1).filter(defined),
+      ...(ownerKind !== undefined && { ownerKind }),
+      ...(deletionTimestamp !== undefined && { deletionTimestamp }),
+      ...(typeof grace === 'number' && { deletionGracePeriodSeconds: Math.max(0, safeInteger(grace)) }),
+      ...(ready !== undefined && { ready: conditionStatus(ready) }),
+      ...(statusReason != null && { statusReason }),
+    },
+  };
 }
 
 /** core/v1 Taint as JSON on the wire. */
@@ -133,94 +311,6 @@ export function taintToJson(taint: Taint): TaintJson {
   if (taint.value !== undefined && taint.value !== '') out.value = taint.value;
   if (taint.timeAdded !== undefined) out.timeAdded = formatKubeTime(taint.timeAdded);
   return out;
-}
-
-/** metadata.name (and namespace) of an object that failed validation, for the message. */
-function nameOf(obj: unknown): string {
-  const meta: unknown =
-    typeof obj === 'object' && obj !== null ? (obj as { metadata?: unknown }).metadata : undefined;
-  if (typeof meta !== 'object' || meta === null) return '';
-  const { name, namespace } = meta as { name?: unknown; namespace?: unknown };
-  const n = typeof name === 'string' ? name : '';
-  return typeof namespace === 'string' && namespace !== '' ? `${namespace}/${n}` : n;
-}
-
-/**
- * The domain Node read from an API Node (the client's V1Node, or its wire JSON), or why it cannot be read.
- */
-export function nodeFromV1(node: unknown): Mapped<Node> {
-  const parsed = V1NodeSchema.safeParse(node);
-  if (!parsed.success) {
-    return {
-      ok: false,
-      message: `malformed node ${JSON.stringify(nameOf(node))}: ${describeIssues(parsed.error)}`,
-    };
-  }
-  const { metadata, spec, status } = parsed.data;
-  const conditions: NodeCondition[] = (status?.conditions ?? []).map((c) =>
-    compact({
-      type: c.type,
-      status: c.status,
-      reason: c.reason,
-      message: c.message,
-      lastHeartbeatTime: c.lastHeartbeatTime,
-      lastTransitionTime: c.lastTransitionTime,
-    }),
-  );
-  return {
-    ok: true,
-    value: compact({
-      name: metadata.name,
-      uid: metadata.uid ?? '',
-      resourceVersion: metadata.resourceVersion,
-      creationTimestamp: metadata.creationTimestamp,
-      labels: metadata.labels ?? {},
-      taints: (spec?.taints ?? []).map(taintFromV1),
-      unschedulable: spec?.unschedulable ?? false,
-      conditions,
-    }),
-  };
-}
-
-/** The domain Pod read from an API Pod (the client's V1Pod, or its wire JSON), or why it cannot be read. */
-export function podFromV1(pod: unknown): Mapped<Pod> {
-  const parsed = V1PodSchema.safeParse(pod);
-  if (!parsed.success) {
-    return {
-      ok: false,
-      message: `malformed pod ${JSON.stringify(nameOf(pod))}: ${describeIssues(parsed.error)}`,
-    };
-  }
-  const { metadata, spec, status } = parsed.data;
-  const ready = status?.conditions?.find((c) => c.type === 'Ready')?.status;
-  return {
-    ok: true,
-    value: compact({
-      namespace: metadata.namespace,
-      name: metadata.name,
-      uid: metadata.uid ?? '',
-      nodeName: spec?.nodeName ?? '',
-      tolerations: (spec?.tolerations ?? []).map((t) =>
-        compact({
-          key: t.key,
-          operator: t.operator ?? undefined,
-          value: t.value,
-          effect: t.effect ?? undefined,
-          tolerationSeconds: t.tolerationSeconds ?? undefined,
-        }),
-      ),
-      ownerKind: metadata.ownerReferences?.find((r) => r.controller === true)?.kind,
-      deletionTimestamp: metadata.deletionTimestamp,
-      deletionGracePeriodSeconds: metadata.deletionGracePeriodSeconds ?? undefined,
-      // A condition status outside True/False/Unknown is kept out rather than trusted.
-      ready: isConditionStatus(ready) ? ready : undefined,
-      statusReason: status?.reason,
-    }),
-  };
-}
-
-function isConditionStatus(value: string | undefined): value is ConditionStatus {
-  return value === 'True' || value === 'False' || value === 'Unknown';
 }
 
 /** A domain NodeCondition as the API's JSON (for the status merge patch). */

@@ -70,6 +70,11 @@ export interface HttpBehaviour {
   readonly onRetry?: (notice: RetryNotice) => void;
   /** Shares keep-alive connections between calls (see createAgentPool). */
   readonly agents?: AgentPool;
+  /**
+   * Sends one attempt; client-node's node-fetch library by default. `nlc simulate` passes one that
+   * serves the request in process (local/simulate/transport.ts), so calls need no socket.
+   */
+  readonly transport?: HttpLibrary;
 }
 
 /** Keep-alive agents shared by the calls of one adapter. */
@@ -179,6 +184,7 @@ const base = new IsomorphicFetchHttpLibrary();
  */
 export function resilientHttpLibrary(behaviour: HttpBehaviour, signal?: AbortSignal): HttpLibrary {
   const { retry, requestTimeoutMs } = behaviour;
+  const transport = behaviour.transport ?? base;
   // A function, not a narrowed property: the signal can abort while we await.
   const aborted = (): boolean => signal?.aborted === true;
   const send = async (request: RequestContext): Promise<ResponseContext> => {
@@ -192,7 +198,7 @@ export function resilientHttpLibrary(behaviour: HttpBehaviour, signal?: AbortSig
       let cause: RetryNotice['cause'];
       let delayMs: Millis | undefined;
       try {
-        const response = await base.send(request).toPromise();
+        const response = await transport.send(request).toPromise();
         if (!isRetryableStatus(response.httpStatusCode) || attempt >= retry.maxAttempts) return response;
         const retryAfter = parseRetryAfter(response.headers['retry-after'], behaviour.now());
         if (retryAfter !== undefined && retryAfter > retry.maxRetryAfterMs) return response;

@@ -181,7 +181,10 @@ describe('reads', () => {
       requestTimeoutMs: 10_000,
       clock: { now: () => NOW },
     });
-    createNode('node-a', { taints: [{ ...foreignTaint }] });
+    createNode('node-a', {
+      taints: [{ ...foreignTaint }],
+      labels: { 'kubernetes.io/hostname': 'node-a', 'topology.kubernetes.io/zone': 'z1' },
+    });
     const pod = createPod('p1', 'node-a');
     createPod('elsewhere', 'node-b');
 
@@ -189,7 +192,8 @@ describe('reads', () => {
     expect(got.ok && got.value).toMatchObject({
       name: 'node-a',
       uid: api.store.nodes.get('node-a').metadata?.uid,
-      labels: { 'kubernetes.io/hostname': 'node-a' },
+      // Only the labels the controller reads (shared/events.ts ControllerLabelKeys).
+      labels: { 'topology.kubernetes.io/zone': 'z1' },
       taints: [foreignTaint, notReadyNoSchedule],
       unschedulable: false,
       conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: Date.parse('2024-05-01T09:00:00Z') }],

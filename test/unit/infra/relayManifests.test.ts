@@ -89,7 +89,9 @@ describe('the relay Deployment', () => {
         allowPrivilegeEscalation: false,
         capabilities: { drop: ['ALL'] },
       },
-      readinessProbe: { httpGet: { path: '/healthz' } },
+      // relay/http.ts: /readyz once the informers synced, /healthz while the process is alive.
+      startupProbe: { httpGet: { path: '/readyz' } },
+      readinessProbe: { httpGet: { path: '/readyz' } },
       livenessProbe: { httpGet: { path: '/healthz' } },
       resources: { requests: { cpu: expect.any(String) as string, memory: expect.any(String) as string } },
     });

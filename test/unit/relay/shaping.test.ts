@@ -1,12 +1,13 @@
-// relay/shaping.ts (with probeTracker.ts and putEvents.ts): trimming Kubernetes objects, the watch
+// relay/shaping.ts (with probeTracker.ts and putEvents.ts): trimming leases (nodes and pods: the shared
+// conversion, tested in test/unit/adapters/kubernetes/mapping.test.ts), the watch
 // filters (table tests that also check properties, STYLE 3.2/3.3), the probe tracker, and PutEvents
 // batching under EventBridge's entry-size rule.
 import type { PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
-import type { V1Lease, V1Node, V1Pod } from '@kubernetes/client-node';
+import type { V1Lease } from '@kubernetes/client-node';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Node, Pod } from '../../../shared/domain/types.js';
-import { EventEncodeError, MalformedObjectError } from '../../../shared/errors.js';
+import { EventEncodeError } from '../../../shared/errors.js';
 import {
   HeartbeatDigestDetailType,
   NodeChangedDetailType,
@@ -20,7 +21,6 @@ import {
   batchEntries,
   buildDigest,
   forgetNode,
-  kubeTimeToMillis,
   newProbeTracker,
   nodeChanged,
   nodeChangeIsRelevant,
@@ -33,159 +33,9 @@ import {
   putEventsEntrySize,
   toPutEventsEntries,
   trimLease,
-  trimNode,
-  trimPod,
 } from '../../../relay/shaping.js';
 import * as arb from '../../helpers/eventArbitraries.js';
-
-const at = (iso: string): number => Date.parse(iso);
-
-/**
- * Informers hand out parsed JSON (or, for listed objects, deserialized models), never objects built
- * with the model classes' constructors; fixtures are plain objects typed as the client's models.
- */
-// eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- a typed view of plain JSON is the point
-function fromJson<T>(json: object): T {
-  return json as T;
-}
-
-interface NodeExtras {
-  readonly resourceVersion?: string;
-  readonly labels?: Record<string, string>;
-  readonly annotations?: Record<string, string>;
-  readonly images?: string[];
-  readonly cpu?: string;
-}
-
-// A node as the API server returns it, with everything the controller does not read.
-function v1Node(times: (iso: string) => Date | string, extras: NodeExtras = {}): V1Node {
-  return fromJson<V1Node>({
-    apiVersion: 'v1',
-    kind: 'Node',
-    metadata: {
-      name: 'ip-10-0-12-7.eu-west-1.compute.internal',
-      uid: '5f0c2a0e-8d4b-4f5e-9a51-2d7c9c1e6b3a',
-      resourceVersion: extras.resourceVersion ?? '81237645',
-      creationTimestamp: times('2026-11-02T08:15:04Z'),
-      labels: {
-        'topology.kubernetes.io/zone': 'eu-west-1a',
-        'topology.kubernetes.io/region': 'eu-west-1',
-        'kubernetes.io/os': 'linux',
-        'kubernetes.io/hostname': 'ip-10-0-12-7',
-        'node.kubernetes.io/instance-type': 'm7g.large',
-        'eks.amazonaws.com/nodegroup': 'general',
-        ...extras.labels,
-      },
-      annotations: { 'node.alpha.kubernetes.io/ttl': '0', ...extras.annotations },
-      managedFields: [{ manager: 'kubelet', operation: 'Update' }],
-    },
-    spec: {
-      providerID: 'aws:///eu-west-1a/i-0abc',
-      podCIDR: '10.1.0.0/24',
-      taints: [
-        { key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' },
-        {
-          key: 'node.kubernetes.io/unreachable',
-          effect: 'NoExecute',
-          timeAdded: times('2026-11-21T09:58:13Z'),
-        },
-      ],
-    },
-    status: {
-      capacity: { cpu: extras.cpu ?? '2', memory: '8Gi', pods: '110' },
-      allocatable: { cpu: '1930m', memory: '7Gi', pods: '110' },
-      addresses: [{ type: 'InternalIP', address: '10.0.12.7' }],
-      images: [
-        { names: extras.images ?? ['public.ecr.aws/eks-distro/kubernetes/pause:3.9'], sizeBytes: 300_000 },
-      ],
-      nodeInfo: { kubeletVersion: 'v1.34.1' },
-      conditions: [
-        {
-          type: 'Ready',
-          status: 'True',
-          reason: 'KubeletReady',
-          message: 'kubelet is posting ready status',
-          lastHeartbeatTime: times('2026-11-21T09:58:12Z'),
-          lastTransitionTime: times('2026-11-02T08:16:00Z'),
-        },
-      ],
-    },
-  });
-}
-
-const trimmedNode: Node = {
-  name: 'ip-10-0-12-7.eu-west-1.compute.internal',
-  uid: '5f0c2a0e-8d4b-4f5e-9a51-2d7c9c1e6b3a',
-  resourceVersion: '81237645',
-  creationTimestamp: at('2026-11-02T08:15:04Z'),
-  labels: {
-    'topology.kubernetes.io/zone': 'eu-west-1a',
-    'topology.kubernetes.io/region': 'eu-west-1',
-    'kubernetes.io/os': 'linux',
-  },
-  conditions: [
-    {
-      type: 'Ready',
-      status: 'True',
-      reason: 'KubeletReady',
-      message: 'kubelet is posting ready status',
-      lastHeartbeatTime: at('2026-11-21T09:58:12Z'),
-      lastTransitionTime: at('2026-11-02T08:16:00Z'),
-    },
-  ],
-  taints: [
-    { key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' },
-    { key: 'node.kubernetes.io/unreachable', effect: 'NoExecute', timeAdded: at('2026-11-21T09:58:13Z') },
-  ],
-  unschedulable: false,
-};
-
-function v1Pod(overrides: object = {}): V1Pod {
-  return fromJson<V1Pod>({
-    metadata: {
-      namespace: 'shop',
-      name: 'checkout-7c9d8f6b4-2xq9z',
-      uid: '0b6e3c1a-3f2d-4c8e-9b7a-6d5e4f3a2b1c',
-      labels: { app: 'checkout' },
-      ownerReferences: [
-        { apiVersion: 'v1', kind: 'ConfigMap', name: 'not-the-controller', uid: 'u0' },
-        {
-          apiVersion: 'apps/v1',
-          kind: 'ReplicaSet',
-          name: 'checkout-7c9d8f6b4',
-          uid: 'u1',
-          controller: true,
-        },
-      ],
-    },
-    spec: {
-      nodeName: 'ip-10-0-12-7.eu-west-1.compute.internal',
-      containers: [{ name: 'app', image: 'checkout:1.2.3' }],
-      tolerations: [
-        {
-          key: 'node.kubernetes.io/not-ready',
-          operator: 'Exists',
-          effect: 'NoExecute',
-          tolerationSeconds: 300,
-        },
-        {
-          key: 'node.kubernetes.io/unreachable',
-          operator: 'Exists',
-          effect: 'NoExecute',
-          tolerationSeconds: 300,
-        },
-      ],
-    },
-    status: {
-      phase: 'Running',
-      conditions: [
-        { type: 'PodScheduled', status: 'True' },
-        { type: 'Ready', status: 'True' },
-      ],
-    },
-    ...overrides,
-  });
-}
+import { at, fromJson, mustNode, mustPod, trimmedNode, v1Node, v1Pod } from '../../helpers/kubeObjects.js';
 
 const pod0: Pod = {
   namespace: 'shop',
@@ -196,170 +46,7 @@ const pod0: Pod = {
   ready: 'True',
 };
 
-describe('kubeTimeToMillis', () => {
-  it.each([
-    {
-      name: 'a Date (listed objects)',
-      value: new Date('2026-11-21T10:00:00.123Z'),
-      want: at('2026-11-21T10:00:00.123Z'),
-    },
-    {
-      name: 'an RFC 3339 string (watched objects)',
-      value: '2026-11-21T10:00:00Z',
-      want: at('2026-11-21T10:00:00Z'),
-    },
-    {
-      name: 'a MicroTime, truncated to the ms',
-      value: '2026-11-21T10:00:00.123456Z',
-      want: at('2026-11-21T10:00:00.123Z'),
-    },
-    { name: 'nanoseconds', value: '2026-11-21T10:00:00.999999999Z', want: at('2026-11-21T10:00:00.999Z') },
-    { name: 'an offset', value: '2026-11-21T11:00:00.5+01:00', want: at('2026-11-21T10:00:00.500Z') },
-    { name: 'null (JSON)', value: null, want: undefined },
-    { name: 'undefined', value: undefined, want: undefined },
-    { name: 'garbage', value: 'soon', want: undefined },
-    { name: 'an invalid Date', value: new Date('nope'), want: undefined },
-  ])('reads $name', ({ value, want }) => {
-    expect(kubeTimeToMillis(value)).toBe(want);
-  });
-});
-
-describe('trimNode', () => {
-  it('keeps what the controller reads and drops the rest (labels, images, capacity, ...)', () => {
-    expect(trimNode(v1Node((iso) => new Date(iso)))).toEqual(trimmedNode);
-  });
-
-  it('gives the same node for a listed object (Dates) and a watched one (raw JSON strings)', () => {
-    expect(trimNode(v1Node((iso) => iso))).toEqual(trimNode(v1Node((iso) => new Date(iso))));
-  });
-
-  it('reads an absent spec, status and labels as an empty, schedulable node', () => {
-    const node = trimNode(fromJson({ metadata: { name: 'n1', uid: 'u1', creationTimestamp: new Date(0) } }));
-    expect(node).toEqual({
-      name: 'n1',
-      uid: 'u1',
-      creationTimestamp: 0,
-      labels: {},
-      conditions: [],
-      taints: [],
-      unschedulable: false,
-    });
-  });
-
-  it('reads odd values the way the controller would', () => {
-    const node = trimNode(
-      fromJson({
-        metadata: { name: 'n1', uid: 'u1', creationTimestamp: new Date(0), labels: { constructor: 'x' } },
-        spec: { unschedulable: true, taints: [{ key: 'k', effect: 'Evict' }] },
-        status: { conditions: [{ type: 'Custom', status: 'Maybe' }] },
-      }),
-    );
-    expect(node.labels).toEqual({});
-    expect(node.taints).toEqual([]); // an effect the API server would not admit
-    expect(node.conditions).toEqual([{ type: 'Custom', status: 'Unknown' }]);
-    expect(node.unschedulable).toBe(true);
-  });
-
-  it.each([
-    {
-      name: 'metadata.name',
-      v1: { metadata: { uid: 'u', creationTimestamp: new Date(0) } },
-      want: 'Node has no metadata.name',
-    },
-    {
-      name: 'metadata.uid',
-      v1: { metadata: { name: 'n', creationTimestamp: new Date(0) } },
-      want: 'Node n has no metadata.uid',
-    },
-    {
-      name: 'metadata.creationTimestamp',
-      v1: { metadata: { name: 'n', uid: 'u' } },
-      want: 'Node n has no metadata.creationTimestamp',
-    },
-  ])('throws MalformedObjectError without $name', ({ v1, want }) => {
-    expect(() => trimNode(fromJson(v1))).toThrow(MalformedObjectError);
-    expect(() => trimNode(fromJson(v1))).toThrow(want);
-  });
-});
-
-describe('trimPod and trimLease', () => {
-  it('keeps identity, node, tolerations, the controller owner kind and the Ready status', () => {
-    expect(trimPod(v1Pod())).toEqual({
-      namespace: 'shop',
-      name: 'checkout-7c9d8f6b4-2xq9z',
-      uid: '0b6e3c1a-3f2d-4c8e-9b7a-6d5e4f3a2b1c',
-      nodeName: 'ip-10-0-12-7.eu-west-1.compute.internal',
-      tolerations: [
-        {
-          key: 'node.kubernetes.io/not-ready',
-          operator: 'Exists',
-          effect: 'NoExecute',
-          tolerationSeconds: 300,
-        },
-        {
-          key: 'node.kubernetes.io/unreachable',
-          operator: 'Exists',
-          effect: 'NoExecute',
-          tolerationSeconds: 300,
-        },
-      ],
-      ownerKind: 'ReplicaSet',
-      ready: 'True',
-    });
-  });
-
-  it('reads deletion, status.reason, an unbound pod and a pod without Ready', () => {
-    const pod = trimPod(
-      v1Pod({
-        metadata: {
-          namespace: 'shop',
-          name: 'p',
-          uid: 'u',
-          deletionTimestamp: '2026-11-21T10:05:13Z', // raw JSON from a watch
-          deletionGracePeriodSeconds: 30,
-        },
-        spec: { containers: [] },
-        status: { reason: 'NodeLost' },
-      }),
-    );
-    expect(pod).toEqual({
-      namespace: 'shop',
-      name: 'p',
-      uid: 'u',
-      nodeName: '',
-      tolerations: [],
-      deletionTimestamp: at('2026-11-21T10:05:13Z'),
-      deletionGracePeriodSeconds: 30,
-      statusReason: 'NodeLost',
-    });
-  });
-
-  it('clamps int64 tolerationSeconds and drops tolerations that can never tolerate', () => {
-    const pod = trimPod(
-      v1Pod({
-        spec: {
-          containers: [],
-          tolerations: [
-            { operator: 'Exists', tolerationSeconds: JSON.parse('9223372036854775807') as number },
-            { key: 'k', operator: 'Matches' },
-            { key: 'k', operator: 'Exists', effect: 'Evict' },
-            { key: 'k', effect: '' },
-          ],
-        },
-      }),
-    );
-    expect(pod.tolerations).toEqual([
-      { operator: 'Exists', tolerationSeconds: Number.MAX_SAFE_INTEGER },
-      { key: 'k', effect: '' },
-    ]);
-  });
-
-  it('throws MalformedObjectError for a pod without a namespace', () => {
-    expect(() => trimPod(fromJson({ metadata: { name: 'p', uid: 'u' } }))).toThrow(
-      'Pod p has no metadata.namespace',
-    );
-  });
-
+describe('trimLease', () => {
   it('reads a node Lease as its node name and renewTime', () => {
     const lease = fromJson<V1Lease>({
       metadata: { name: 'node-a', namespace: 'kube-node-lease' },
@@ -519,7 +206,7 @@ describe('nodeChangeIsRelevant', () => {
   });
 
   it('never sees changes trimming drops (images, capacity, other labels, annotations)', () => {
-    const base = trimNode(v1Node((iso) => iso));
+    const base = mustNode(v1Node((iso) => iso));
     fc.assert(
       fc.property(
         fc.array(fc.string(), { maxLength: 3 }),
@@ -533,7 +220,7 @@ describe('nodeChangeIsRelevant', () => {
             images,
             cpu,
           });
-          expect(nodeChangeIsRelevant(base, trimNode(changed))).toBe(false);
+          expect(nodeChangeIsRelevant(base, mustNode(changed))).toBe(false);
         },
       ),
     );
@@ -628,15 +315,43 @@ describe('nodeChanged and podChanged', () => {
       type: 'MODIFIED',
       pod: { ...pod0, nodeName: 'node-b' },
       oldNodeName: 'node-a',
+      oldTolerations: pod0.tolerations,
     });
     expect(podChanged('prod', { ...pod0, nodeName: '' }, pod0)).not.toHaveProperty('oldNodeName');
+    // Upstream PodUpdated compares tolerations: a MODIFIED event carries the ones before the change.
+    const tolerating = { ...pod0, tolerations: [{ key: 'k', operator: 'Exists' as const }] };
+    expect(podChanged('prod', pod0, tolerating)).toMatchObject({
+      type: 'MODIFIED',
+      oldTolerations: pod0.tolerations,
+    });
+    expect(podChanged('prod', undefined, pod0)).not.toHaveProperty('oldTolerations');
     expect(podChanged('prod', pod0, undefined)).toMatchObject({ type: 'DELETED', pod: pod0 });
     expect(podChanged('prod', pod0, { ...pod0, ready: 'False' })).toBeUndefined();
   });
 
+  it('builds Node Changed details carrying the previous NoExecute taints on an update', () => {
+    const node = mustNode(v1Node((iso) => iso));
+    const tainted = {
+      ...node,
+      taints: [
+        {
+          key: 'node.kubernetes.io/unreachable',
+          effect: 'NoExecute' as const,
+          timeAdded: node.creationTimestamp,
+        },
+        { key: 'node.kubernetes.io/unreachable', effect: 'NoSchedule' as const },
+      ],
+    };
+    expect(nodeChanged('prod', tainted, node)).toMatchObject({
+      type: 'MODIFIED',
+      oldNoExecuteTaints: [tainted.taints[0]],
+    });
+    expect(nodeChanged('prod', undefined, node)).not.toHaveProperty('oldNoExecuteTaints');
+  });
+
   it('builds details that encode and parse back to themselves', () => {
-    const node = trimNode(v1Node((iso) => iso));
-    const pod = trimPod(v1Pod());
+    const node = mustNode(v1Node((iso) => iso));
+    const pod = mustPod(v1Pod());
     const events: OutgoingEvent[] = [
       { detailType: NodeChangedDetailType, detail: nodeChanged('prod', undefined, node)! },
       { detailType: PodChangedDetailType, detail: podChanged('prod', undefined, pod)! },

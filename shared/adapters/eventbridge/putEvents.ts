@@ -1,7 +1,7 @@
-// PutEvents requests from outgoing events, within EventBridge's limits. Pure: the relay's EventBridge
-// adapter sends the batches and retries the failed entries of a partial failure.
+// PutEvents requests from outgoing events, within EventBridge's limits. Pure: the EventBridge event sink
+// (eventSink.ts) sends the batches and retries the failed entries of a partial failure.
 import type { PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
-import { encodeDetail, RelaySource, utf8Bytes, type OutgoingEvent } from '../shared/events.js';
+import { encodeDetail, RelaySource, utf8Bytes, type OutgoingEvent } from '../../events.js';
 
 /** PutEvents takes at most 10 entries per request. */
 export const PutEventsMaxEntries = 10;

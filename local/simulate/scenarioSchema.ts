@@ -1,0 +1,239 @@
+// The field schemas of the `nlc simulate` scenario format (SCENARIOS.md): each field's shape and values,
+// with messages that say what was expected. References between fields (a pod's node, a glob) are
+// resolved in scenario.ts, against the cluster as the timeline goes.
+import { z } from 'zod';
+import { durationSchema } from '../../shared/config.js';
+import type { EpochMillis } from '../../shared/domain/types.js';
+import type { ScenarioIssue } from '../../shared/errors.js';
+import {
+  describeInput,
+  isDNS1123Label,
+  isDNS1123Subdomain,
+  isLabelKey,
+  isLabelValue,
+  parseWireTime,
+} from '../../shared/wireFormat.js';
+import type { ScenarioActionKind } from './scenario.js';
+
+// ---------------------------------------------------------------------------------------------------
+// Field schemas (structure and values; references between fields are checked afterwards)
+
+const invalid = (what: string) => (iss: { readonly input?: unknown }) =>
+  `expected ${what}, got ${describeInput(iss.input)}`;
+
+const NodeName = z.string({ error: invalid('a node name') }).refine(isDNS1123Subdomain, {
+  error: invalid('a node name (a DNS-1123 subdomain: lowercase letters, digits, "-" and ".")'),
+});
+const PodName = z.string({ error: invalid('a pod name') }).refine(isDNS1123Subdomain, {
+  error: invalid('a pod name (a DNS-1123 subdomain)'),
+});
+const Namespace = z.string({ error: invalid('a namespace') }).refine(isDNS1123Label, {
+  error: invalid('a namespace (a DNS-1123 label)'),
+});
+const LabelValue = z.string({ error: invalid('a label value') }).refine(isLabelValue, {
+  error: invalid('a label value (63 characters at most: letters, digits, "-", "_", ".")'),
+});
+const LabelKey = z.string().refine(isLabelKey, { error: invalid('a label key') });
+const Prefix = z.string({ error: invalid('a name prefix') }).regex(/^[a-z0-9]([-a-z0-9.]*)$/, {
+  error: invalid('a name prefix (lowercase letters, digits, "-", ".")'),
+});
+
+// YAML reads an unquoted True/False as a boolean: take it as the status it spells.
+const Status = z.preprocess(
+  (v) => (v === true ? 'True' : v === false ? 'False' : v),
+  z.enum(['True', 'False', 'Unknown'], { error: invalid('"True", "False" or "Unknown"') }),
+);
+const KubeletReady = z.preprocess(
+  (v) => (v === true ? 'True' : v === false ? 'False' : v),
+  z.enum(['True', 'False'], { error: invalid('"True" or "False"') }),
+);
+
+/**
+ * A plain entry or its `generate` form, told apart by the `generate` key, so errors come from the form
+ * the author meant (a union would report both).
+ */
+function oneOf<P extends z.ZodType, G extends z.ZodType>(plain: P, generate: G, expected: string) {
+  return z.unknown().transform((value, ctx): z.output<P> | z.output<G> => {
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      ctx.addIssue({ code: 'custom', message: invalid(expected)({ input: value }) });
+      return z.NEVER;
+    }
+    const result = ('generate' in value ? generate : plain).safeParse(value);
+    if (result.success) return result.data;
+    for (const issue of result.error.issues) {
+      ctx.addIssue({ code: 'custom', message: messageOf(issue), path: issue.path });
+    }
+    return z.NEVER;
+  });
+}
+
+const TaintSchema = z.strictObject({
+  key: z.string().min(1, { error: 'expected a taint key' }),
+  value: z.string().optional(),
+  effect: z.enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute'], {
+    error: invalid('NoSchedule, PreferNoSchedule or NoExecute'),
+  }),
+});
+
+const TolerationSchema = z.strictObject({
+  key: z.string().optional(),
+  operator: z.enum(['Exists', 'Equal', 'Lt', 'Gt', ''], { error: invalid('Exists or Equal') }).optional(),
+  value: z.string().optional(),
+  effect: z
+    .enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute', ''], {
+      error: invalid('NoSchedule, PreferNoSchedule or NoExecute'),
+    })
+    .optional(),
+  tolerationSeconds: z.int({ error: invalid('a whole number of seconds') }).optional(),
+});
+
+/** The fields of a node besides its name (shared by nodes[], nodes[].generate and addNode). */
+const nodeFields = {
+  zone: LabelValue.optional(),
+  region: LabelValue.optional(),
+  labels: z.record(LabelKey, LabelValue).optional(),
+  taints: z.array(TaintSchema).optional(),
+  unschedulable: z.boolean({ error: invalid('true or false') }).optional(),
+  conditions: z.record(z.string().min(1, { error: 'expected a condition type' }), Status).optional(),
+  ready: KubeletReady.optional(),
+  kubelet: z
+    .enum(['running', 'stopped', 'unregistered'], { error: invalid('running, stopped or unregistered') })
+    .optional(),
+  createdAgo: durationSchema('nonNegative').optional(),
+};
+
+const NodeSchema = z.strictObject({ name: NodeName, ...nodeFields });
+const NodeGenerateSchema = z.strictObject({
+  generate: z.strictObject({
+    prefix: Prefix,
+    count: z.int({ error: invalid('a whole number of nodes') }).min(1, { error: 'expected at least 1 node' }),
+    ...nodeFields,
+  }),
+});
+export const NodeEntrySchema = oneOf(
+  NodeSchema,
+  NodeGenerateSchema,
+  'a node ({name, zone, ...}) or {generate: {prefix, count, ...}}',
+);
+
+const NodeSelector = z.union([z.string().min(1), z.array(z.string().min(1)).min(1)], {
+  error: invalid('a node name, a glob like "b-*", or a list of them'),
+});
+
+const podFields = {
+  namespace: Namespace.optional(),
+  tolerations: z.array(TolerationSchema).optional(),
+  defaultTolerations: z.boolean({ error: invalid('true or false') }).optional(),
+  daemonSet: z.boolean({ error: invalid('true or false') }).optional(),
+};
+
+const PodSchema = z.strictObject({ name: PodName, node: NodeName, ...podFields });
+const PodGenerateSchema = z.strictObject({
+  generate: z.strictObject({
+    prefix: Prefix,
+    perNode: z.int({ error: invalid('a whole number of pods') }).min(1, { error: 'expected at least 1 pod' }),
+    nodes: NodeSelector,
+    ...podFields,
+  }),
+});
+export const PodEntrySchema = oneOf(
+  PodSchema,
+  PodGenerateSchema,
+  'a pod ({name, node, ...}) or {generate: {prefix, perNode, nodes, ...}}',
+);
+
+const PodSelector = z.union([z.string().min(1), z.array(z.string().min(1)).min(1)], {
+  error: invalid('a pod ("namespace/name" or "name"), a glob, or a list of them'),
+});
+
+export const ActionSchemas = {
+  stopKubelet: NodeSelector,
+  startKubelet: NodeSelector,
+  cordon: NodeSelector,
+  uncordon: NodeSelector,
+  deleteNode: NodeSelector,
+  setCondition: z.strictObject({
+    node: NodeSelector,
+    type: z.string().min(1, { error: 'expected a condition type' }),
+    status: Status,
+    reason: z.string().optional(),
+    message: z.string().optional(),
+  }),
+  addNode: NodeEntrySchema,
+  addPod: PodEntrySchema,
+  deletePod: PodSelector,
+  stopRelay: z.literal(true, { error: invalid('true') }),
+  startRelay: z.literal(true, { error: invalid('true') }),
+} as const satisfies Record<ScenarioActionKind, z.ZodType>;
+
+export const StartSchema = z
+  .string({ error: invalid('an ISO 8601 time like "2026-01-01T00:00:00Z"') })
+  .transform((text, ctx): EpochMillis => {
+    const ms = parseWireTime(text);
+    if (ms !== undefined) return ms;
+    ctx.addIssue({
+      code: 'custom',
+      message: invalid('an ISO 8601 time like "2026-01-01T00:00:00Z"')({ input: text }),
+    });
+    return z.NEVER;
+  });
+
+/** The top-level fields; nodes, pods and timeline entries are read one by one (see scenarioFromObject). */
+export const TopLevelFields = {
+  name: z.string({ error: invalid('free text') }).optional(),
+  start: StartSchema.optional(),
+  duration: durationSchema('positive'),
+  nodes: z
+    .array(z.unknown(), { error: invalid('a list of nodes') })
+    .min(1, { error: 'expected at least one node' }),
+  pods: z.array(z.unknown(), { error: invalid('a list of pods') }).optional(),
+  timeline: z.array(z.unknown(), { error: invalid('a list of {at, <action>} entries') }).optional(),
+} as const;
+export const TopLevelKeys: readonly string[] = [...Object.keys(TopLevelFields), 'config'];
+
+export type NodeEntry = z.output<typeof NodeEntrySchema>;
+export type PodEntry = z.output<typeof PodEntrySchema>;
+export type NodeFields = Omit<z.output<typeof NodeSchema>, 'name'>;
+export type PodFields = Omit<z.output<typeof PodSchema>, 'name' | 'node'>;
+
+// ---------------------------------------------------------------------------------------------------
+// Paths and globs
+
+/** `timeline[3].stopKubelet`, `nodes[0].labels["topology.kubernetes.io/zone"]`. */
+export function formatPath(path: readonly PropertyKey[]): string {
+  let text = '';
+  for (const segment of path) {
+    if (typeof segment === 'number') text += `[${segment}]`;
+    else if (/^[A-Za-z_$][\w$]*$/.test(String(segment)))
+      text += text === '' ? String(segment) : `.${String(segment)}`;
+    else text += `[${JSON.stringify(String(segment))}]`;
+  }
+  return text === '' ? '(scenario)' : text;
+}
+
+export function zodIssues(error: z.ZodError, prefix: readonly PropertyKey[]): ScenarioIssue[] {
+  return error.issues.map((issue) => ({
+    path: formatPath([...prefix, ...issue.path]),
+    message: messageOf(issue),
+  }));
+}
+
+function messageOf(issue: z.core.$ZodIssue): string {
+  if (issue.code === 'unrecognized_keys')
+    return `unknown field${issue.keys.length === 1 ? '' : 's'} ${issue.keys.map((k) => JSON.stringify(k)).join(', ')}`;
+  return issue.message.replace(/^Invalid input: /, '');
+}
+
+/** A name pattern: `*` any run of characters, `?` one character, everything else literal. */
+export function isGlob(pattern: string): boolean {
+  return /[*?]/.test(pattern);
+}
+
+export function globToRegExp(pattern: string): RegExp {
+  // Escape every regex metacharacter but the two wildcards, then give those their regex meaning.
+  const body = pattern
+    .replace(/[.+^${}()|[\]\\/-]/g, '\\$&')
+    .replace(/\*/g, '.*')
+    .replace(/\?/g, '.');
+  return new RegExp(`^${body}$`);
+}

@@ -1,0 +1,379 @@
+// `nlc simulate`: a scenario in virtual time through the real system (DESIGN §7). What runs is what
+// deploys; only the transports and the clock are the simulator's:
+//
+//   kubelet fleet ──writes──▶ API simulator ◀──client-node (in-process HttpLibrary)── controller services
+//        ▲                        │  (watch, in process)                                    ▲
+//   timeline actions              ▼                                                          │
+//                         relay (createRelay: informers, shaping, digests, publish queue)    │
+//                                 │ EventSink                                                │
+//                                 ▼                                                          │
+//                   bus: encode → JSON → parse (shared/events.ts) → serverless.yml rules ────┘
+//                                                        state: DynamoDB adapter → dynalite
+//
+// - Time: a VirtualScheduler (discrete events: it jumps to the next timer and runs until nothing is
+//   due). Within an instant, SCENARIOS.md's order: the scenario's actions, then the kubelets' ticks,
+//   then the relay, then the controller's functions (their order, the bus, retries and the drainer's
+//   wake-ups: controller.ts).
+// - The relay is createRelay's, unchanged, over the in-process transports (transport.ts). It starts at
+//   t = 0 and lists the cluster before anything else happens, so its first digest, at t = 0, finds every
+//   node (SCENARIOS.md: the controller's first pass is in the output).
+// - Relay outage (stopRelay): the relay process stops (it publishes what it had, then nothing: no
+//   digests, no Node/Pod Changed); startRelay starts a new one, which lists everything, publishes a
+//   digest at once and then one every nodeMonitorPeriod. The monitor's observation-gap rule applies.
+// - What the controller did is read from the API simulator (observe.ts), the zone states from the
+//   monitor's decisions, the Summary from the API and the state tables.
+import type { HttpLibrary, V1Node } from '@kubernetes/client-node';
+import { createKubernetesCluster } from '../../shared/adapters/kubernetes/cluster.js';
+import { isTaintEffect } from '../../shared/adapters/kubernetes/mapping.js';
+import { formatZoneKey, getZoneKey } from '../../shared/domain/zones.js';
+import type { LogFields } from '../../shared/ports/observer.js';
+import { Priority } from '../../shared/ports/scheduler.js';
+import type { LoadedState } from '../../shared/ports/stores.js';
+import { createRelay, type Relay } from '../../relay/relay.js';
+import { createApiStore, makeKubeConfig, type ApiStore, type Wire } from '../apiserver/index.js';
+import { defaultVersion } from '../apiserver/discovery.js';
+import { Faults } from '../apiserver/faults.js';
+import { ApiHttpServer } from '../apiserver/server.js';
+import { KubeletFleet } from '../kubelet/kubeletFleet.js';
+import { VirtualScheduler } from '../virtualScheduler.js';
+import { createSimulatedController, type SimulatedController } from './controller.js';
+import { simulatorIdentities } from './identities.js';
+import { observeController } from './observe.js';
+import { loadServerlessRules } from './routing.js';
+import type { Scenario, ScenarioAction } from './scenario.js';
+import { startStateStore, type SimulatedStateStore } from './stateStore.js';
+import {
+  timelineLine,
+  type SummaryNode,
+  type SummaryRecord,
+  type TimelineLine,
+  type TimelineRecord,
+} from './timeline.js';
+import { inProcessHttpLibrary, inProcessWatch } from './transport.js';
+
+export { firstHandOut, FunctionPriority } from './controller.js';
+
+/** Something the run met that is not a timeline record: a failed invocation, a warning, an API error. */
+export interface Diagnostic {
+  /** Seconds since the start. */
+  readonly t: number;
+  readonly level: 'warn' | 'error';
+  /** The function (`monitorNodeHealth`, …), `controller` (a service's warning), `kubelet`, or `relay`. */
+  readonly source: string;
+  readonly message: string;
+  readonly fields?: LogFields;
+}
+
+export interface SimulationStats {
+  /** Function invocations by serverless.yml function name (retries included). */
+  readonly invocations: Readonly<Record<string, number>>;
+  /** Events the relay published (digests, Node Changed, Pod Changed). */
+  readonly eventsPublished: number;
+  /** Requests the API simulator served for the controller and the relay. */
+  readonly apiRequests: number;
+  /** Wall-clock duration of the run. */
+  readonly wallMs: number;
+}
+
+export interface SimulationResult {
+  /** Time-ordered records, Summary last (the `--json` lines). */
+  readonly lines: readonly TimelineLine[];
+  readonly diagnostics: readonly Diagnostic[];
+  readonly stats: SimulationStats;
+}
+
+export interface SimulationOptions {
+  /** The serverless.yml whose rules route the events (the repository's by default). */
+  readonly serverlessYml?: URL;
+  /** Called as diagnostics happen (e.g. to print them while a long run goes on). */
+  readonly onDiagnostic?: (diagnostic: Diagnostic) => void;
+}
+
+/** mulberry32: a small seeded PRNG, so jitter and generated names repeat from run to run. */
+function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const noWait = (): Promise<void> => Promise.resolve();
+
+/**
+ * Waits, in real time, for in-process work started without being awaited (the relay's first lists) to
+ * reach `done`. Nothing in virtual time moves meanwhile. Throws after 10,000 event-loop turns.
+ */
+async function settle(done: () => boolean, what: string): Promise<void> {
+  for (let turn = 0; turn < 10_000; turn++) {
+    if (done()) return;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  throw new Error(`simulator: gave up waiting for ${what}`);
+}
+
+/**
+ * Runs a scenario to its end and returns what the controller did.
+ *
+ * @example
+ * const result = await runSimulation(parseScenario(text, 'scenario.yaml'));
+ * process.stdout.write(toJsonLines(result.lines));
+ */
+export async function runSimulation(
+  scenario: Scenario,
+  options: SimulationOptions = {},
+): Promise<SimulationResult> {
+  const wallStart = performance.now();
+  const { config, start } = scenario;
+  const cluster = config.cluster;
+  const end = start + scenario.duration;
+  const scheduler = new VirtualScheduler(start);
+  const lines: TimelineLine[] = [];
+  const diagnostics: Diagnostic[] = [];
+  let apiRequests = 0;
+  const emit = (record: TimelineRecord): void => {
+    lines.push(timelineLine(start, scheduler.now(), record));
+  };
+  const diagnose = (
+    level: Diagnostic['level'],
+    source: string,
+    message: string,
+    fields?: LogFields,
+  ): void => {
+    const diagnostic: Diagnostic = {
+      t: (scheduler.now() - start) / 1000,
+      level,
+      source,
+      message,
+      ...(fields !== undefined && { fields }),
+    };
+    diagnostics.push(diagnostic);
+    options.onDiagnostic?.(diagnostic);
+  };
+
+  // --- the cluster: the API simulator, served in process, and its kubelets ------------------------
+  const rules = await loadServerlessRules([cluster], options.serverlessYml);
+  const identities = await simulatorIdentities();
+  const store: ApiStore = createApiStore({ clock: scheduler, seed: 1 });
+  const server = new ApiHttpServer({
+    registry: store.registry,
+    identities: [identities.controller, identities.relay],
+    faults: new Faults(),
+    version: defaultVersion,
+    defaultWatchTimeoutSeconds: 1800,
+    // Bookmarks run on a real-time interval: effectively never, so nothing real-time reaches a watcher.
+    bookmarkIntervalMs: 2 ** 31 - 1,
+    now: () => store.registry.now(),
+  });
+  // The controller's requests, counted in `depth` while served: what changes meanwhile is its doing.
+  let controllerDepth = 0;
+  const controllerTransport: HttpLibrary = inProcessHttpLibrary({
+    dispatch: async (request) => {
+      apiRequests++;
+      controllerDepth++;
+      try {
+        return await server.dispatch(request);
+      } finally {
+        controllerDepth--;
+      }
+    },
+  });
+  const relayTransport: HttpLibrary = inProcessHttpLibrary({
+    dispatch: (request) => {
+      apiRequests++;
+      return server.dispatch(request);
+    },
+  });
+  const stopObserving = observeController(store.registry, () => controllerDepth > 0, emit);
+  const fleet = new KubeletFleet({
+    store,
+    scheduler,
+    onApiError: (error, where) => {
+      diagnose('warn', 'kubelet', error.message, { node: where.node, action: where.action });
+    },
+  });
+  let state: SimulatedStateStore | undefined;
+  let relay: Relay | undefined;
+  let controller: SimulatedController | undefined;
+
+  try {
+    state = await startStateStore(scheduler);
+    const { stores } = state;
+    const random = seededRandom(0x6e6c63);
+    const apiUrl = 'https://nlc-simulator.invalid';
+    const clusterPort = createKubernetesCluster(
+      makeKubeConfig({ server: apiUrl, token: identities.controller.token }),
+      {
+        requestTimeoutMs: 10_000,
+        clock: scheduler,
+        sleep: noWait,
+        random,
+        transport: controllerTransport,
+      },
+    );
+
+    const running: SimulatedController = createSimulatedController({
+      config,
+      scheduler,
+      end,
+      rules,
+      stores,
+      cluster: clusterPort,
+      emit,
+      diagnose,
+    });
+    controller = running;
+
+    // --- the relay ------------------------------------------------------------------------------------
+    const relayKubeConfig = makeKubeConfig({ server: apiUrl, token: identities.relay.token });
+    const startRelay = async (): Promise<void> => {
+      if (relay !== undefined) return;
+      relay = createRelay({
+        kubeConfig: relayKubeConfig,
+        cluster,
+        sink: running.bus,
+        scheduler,
+        nodeMonitorPeriod: config.nodeMonitorPeriod,
+        relayId: 'nlc-relay-simulated',
+        leaderElection: false,
+        random,
+        logger: {
+          debug: () => undefined,
+          info: () => undefined,
+          warn: (message, fields) => {
+            diagnose('warn', 'relay', message, fields);
+          },
+          error: (message, fields) => {
+            diagnose('error', 'relay', message, fields);
+          },
+        },
+        transport: relayTransport,
+        watch: inProcessWatch(store.registry),
+      });
+      await relay.start();
+      // The relay lists in the background; in virtual time nothing may happen meanwhile, so wait
+      // (in real time, a few turns of the event loop) until every informer has listed and watches.
+      const started = relay;
+      await settle(
+        () => started.synced() && started.status().informers.every((informer) => informer.watching),
+        'the relay to list and watch',
+      );
+    };
+    const stopRelay = async (): Promise<void> => {
+      const stopping = relay;
+      relay = undefined;
+      await stopping?.stop({ flushTimeoutMs: 1000 });
+    };
+
+    // --- the cluster at t = 0, the timeline, the schedules --------------------------------------------
+    fleet.seed({ nodes: scenario.nodes, pods: scenario.pods });
+    for (const entry of scenario.timeline) {
+      scheduler.at(start + entry.at, Priority.ScenarioAction, () => apply(entry.action));
+    }
+    scheduler.at(start, Priority.Relay, startRelay);
+    running.startSchedules(start);
+
+    async function apply(action: ScenarioAction): Promise<void> {
+      switch (action.kind) {
+        case 'stopKubelet':
+          for (const node of action.nodes) fleet.stopKubelet(node);
+          return;
+        case 'startKubelet':
+          for (const node of action.nodes) fleet.startKubelet(node);
+          return;
+        case 'cordon':
+          for (const node of action.nodes) fleet.cordon(node);
+          return;
+        case 'uncordon':
+          for (const node of action.nodes) fleet.uncordon(node);
+          return;
+        case 'deleteNode':
+          for (const node of action.nodes) fleet.deleteNode(node);
+          return;
+        case 'setCondition':
+          for (const node of action.nodes) {
+            fleet.setCondition(node, action.type, action.status, action.reason, action.message);
+          }
+          return;
+        case 'addNode':
+          for (const node of action.nodes) fleet.addNode(node);
+          return;
+        case 'addPod':
+          for (const pod of action.pods) fleet.addPod(pod);
+          return;
+        case 'deletePod':
+          for (const pod of action.pods) fleet.deletePod(pod.namespace, pod.name);
+          return;
+        case 'stopRelay':
+          await stopRelay();
+          return;
+        case 'startRelay':
+          await startRelay();
+          return;
+      }
+    }
+
+    // --- run ---------------------------------------------------------------------------------------------
+    await scheduler.runUntil(end);
+    await stopRelay();
+    lines.push(timelineLine(start, end, await summarize(store, stores, cluster, lines)));
+  } finally {
+    // A run that failed midway still releases everything it started.
+    await relay?.stop({ flushTimeoutMs: 0 }).catch(() => undefined);
+    stopObserving();
+    fleet.close();
+    await server.close();
+    await state?.close();
+  }
+  return {
+    lines,
+    diagnostics,
+    stats: {
+      invocations: { ...controller.invocations },
+      eventsPublished: controller.eventsPublished(),
+      apiRequests,
+      wallMs: performance.now() - wallStart,
+    },
+  };
+}
+
+/** The Summary: zone states and gauges from the controller's state, nodes from the API, evictions counted. */
+async function summarize(
+  store: ApiStore,
+  stores: { readonly controllerState: { load(cluster: string): Promise<LoadedState> } },
+  cluster: string,
+  lines: readonly TimelineLine[],
+): Promise<SummaryRecord> {
+  const loaded = await stores.controllerState.load(cluster);
+  const zones = [...loaded.state.zoneStates]
+    .map(([zone, zoneState]) => {
+      const gauge = loaded.zones.get(zone);
+      return {
+        zone: formatZoneKey(zone),
+        state: zoneState,
+        size: gauge?.zoneSize ?? 0,
+        unhealthy: gauge?.unhealthyNodes ?? 0,
+      };
+    })
+    .sort((a, b) => (a.zone < b.zone ? -1 : a.zone > b.zone ? 1 : 0));
+  const nodes = store.nodes.list().items.map((node: Wire<V1Node>): SummaryNode => {
+    const ready = node.status?.conditions?.find((c) => c.type === 'Ready')?.status;
+    return {
+      node: node.metadata?.name ?? '',
+      zone: formatZoneKey(getZoneKey(node.metadata?.labels ?? {})),
+      ready: ready === 'True' || ready === 'False' || ready === 'Unknown' ? ready : '',
+      taints: (node.spec?.taints ?? []).flatMap((t) =>
+        isTaintEffect(t.effect) ? [{ key: t.key, effect: t.effect }] : [],
+      ),
+    };
+  });
+  return {
+    kind: 'Summary',
+    zones,
+    nodes,
+    evictions: lines.filter((line) => line.kind === 'PodDeleted').length,
+  };
+}

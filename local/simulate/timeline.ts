@@ -1,0 +1,107 @@
+// What `nlc simulate` prints (SCENARIOS.md "Output", a public interface): one record per thing the
+// controller did, in time order, each with `t` (seconds since the scenario's start) and `time` (ISO
+// 8601), and a Summary last. `--json` writes them as JSON Lines with the fields in the order below:
+// `t`, `time`, `kind`, then the kind's fields (documented in docs/simulate.md).
+//
+// Order within one instant: the order the simulator observed the records in. Everything but ZoneState
+// and Summary comes from the API simulator, in the order the writes were committed (resourceVersion
+// order); a ZoneState line comes when the monitor pass that decided it recorded it, which is after that
+// pass's writes (upstream's handleDisruption runs last in monitorNodeHealth). The simulation is
+// sequential and deterministic, so the same scenario gives the same lines, byte for byte.
+import type { ConditionStatus, TaintEffect, ZoneState } from '../../shared/domain/types.js';
+
+export interface NodeConditionRecord {
+  readonly kind: 'NodeCondition';
+  readonly node: string;
+  readonly type: string;
+  readonly status: ConditionStatus;
+  readonly reason: string;
+}
+
+export interface TaintRecord {
+  readonly kind: 'TaintAdded' | 'TaintRemoved';
+  readonly node: string;
+  readonly key: string;
+  readonly effect: TaintEffect;
+}
+
+export interface PodNotReadyRecord {
+  readonly kind: 'PodNotReady';
+  /** `namespace/name`. */
+  readonly pod: string;
+  readonly node: string;
+}
+
+export interface PodDeletedRecord {
+  readonly kind: 'PodDeleted';
+  readonly pod: string;
+  readonly node: string;
+  /** `TaintManagerEviction` (taint mode) or `NodeLost` (legacy mode). */
+  readonly reason: string;
+}
+
+export interface ZoneStateRecord {
+  readonly kind: 'ZoneState';
+  /** `region:zone`; `""` for nodes with neither label. */
+  readonly zone: string;
+  readonly from: ZoneState;
+  readonly to: ZoneState;
+}
+
+export interface EventRecord {
+  readonly kind: 'Event';
+  readonly reason: string;
+  /** `Node/a-1`, `Pod/default/web-1`. */
+  readonly object: string;
+  readonly message: string;
+  /** Normal or Warning (an addition to SCENARIOS.md's fields). */
+  readonly type: string;
+}
+
+export interface SummaryZone {
+  readonly zone: string;
+  readonly state: ZoneState;
+  /** Nodes counted in the zone's health (excluded nodes are not). */
+  readonly size: number;
+  readonly unhealthy: number;
+}
+
+export interface SummaryNode {
+  readonly node: string;
+  readonly zone: string;
+  /** The node's Ready status; `""` when it has no Ready condition. */
+  readonly ready: ConditionStatus | '';
+  readonly taints: readonly { readonly key: string; readonly effect: TaintEffect }[];
+}
+
+export interface SummaryRecord {
+  readonly kind: 'Summary';
+  readonly zones: readonly SummaryZone[];
+  readonly nodes: readonly SummaryNode[];
+  /** Pods the controller deleted (PodDeleted lines). */
+  readonly evictions: number;
+}
+
+export type TimelineRecord =
+  | NodeConditionRecord
+  | TaintRecord
+  | PodNotReadyRecord
+  | PodDeletedRecord
+  | ZoneStateRecord
+  | EventRecord
+  | SummaryRecord;
+
+export type TimelineKind = TimelineRecord['kind'];
+
+/** One output line: when, then what. */
+export type TimelineLine = { readonly t: number; readonly time: string } & TimelineRecord;
+
+/** A line with `t` and `time` first (JSON keeps insertion order). */
+export function timelineLine(start: number, now: number, record: TimelineRecord): TimelineLine {
+  return { t: (now - start) / 1000, time: new Date(now).toISOString(), ...record };
+}
+
+/** The `--json` output: one JSON object per line. */
+export function toJsonLines(lines: readonly TimelineLine[]): string {
+  return lines.map((line) => `${JSON.stringify(line)}\n`).join('');
+}

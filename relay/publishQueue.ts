@@ -1,0 +1,201 @@
+// What the leader still has to publish, bounded so a long bus outage cannot exhaust memory, and shaped so
+// that nothing the functions need is lost:
+// - the latest Heartbeat Digest only (its parts): a digest is a full snapshot, so a newer one makes an
+//   unsent older one worthless;
+// - every pending Node Changed and Pod Changed, coalesced per object (kind, name, uid): two changes of
+//   one object while the bus is down become one event with the latest state and the right type. So the
+//   queue is bounded by the number of objects; `maxChanges` is a guard above that, and reaching it
+//   drops the oldest change, reported to the caller (a metric and a loud log), never silently.
+// Taken items are "in flight": the caller gives back the ones that failed, and a give-back never
+// overwrites a newer change or revives a superseded digest.
+import type { EpochMillis } from '../shared/domain/types.js';
+import {
+  HeartbeatDigestDetailType,
+  NodeChangedDetailType,
+  PodChangedDetailType,
+  type HeartbeatDigest,
+  type NodeChanged,
+  type OutgoingEvent,
+  type PodChanged,
+} from '../shared/events.js';
+
+export type ChangeEvent =
+  | { readonly detailType: typeof NodeChangedDetailType; readonly detail: NodeChanged }
+  | { readonly detailType: typeof PodChangedDetailType; readonly detail: PodChanged };
+
+export interface QueuedChange {
+  readonly kind: 'change';
+  readonly key: string;
+  readonly event: ChangeEvent;
+  /** When the relay observed the change (relay clock): the start of its publish lag. */
+  readonly observedAt: EpochMillis;
+}
+
+export interface QueuedDigestPart {
+  readonly kind: 'digest';
+  /** Which setDigest call it came from: a give-back of an older generation is dropped. */
+  readonly generation: number;
+  readonly event: { readonly detailType: typeof HeartbeatDigestDetailType; readonly detail: HeartbeatDigest };
+  readonly observedAt: EpochMillis;
+}
+
+export type QueuedItem = QueuedChange | QueuedDigestPart;
+
+/** The object a change is about: a node or pod re-created with the same name is another object. */
+export function changeKey(event: ChangeEvent): string {
+  return event.detailType === NodeChangedDetailType
+    ? `node/${event.detail.node.name}/${event.detail.node.uid}`
+    : `pod/${event.detail.pod.namespace}/${event.detail.pod.name}/${event.detail.pod.uid}`;
+}
+
+/**
+ * One event saying what `older` then `newer` (changes of the same object) say together: the latest
+ * state; DELETED if it was deleted; ADDED if the consumers never heard of it before; for a pod moved
+ * twice, the node it was on when the consumers last heard of it.
+ */
+export function coalesceChanges(older: ChangeEvent, newer: ChangeEvent): ChangeEvent {
+  const type =
+    newer.detail.type === 'DELETED' ? 'DELETED' : older.detail.type === 'ADDED' ? 'ADDED' : newer.detail.type;
+  if (newer.detailType === NodeChangedDetailType) {
+    return { detailType: NodeChangedDetailType, detail: { ...newer.detail, type } };
+  }
+  const oldNodeName =
+    type === 'ADDED'
+      ? undefined
+      : ((older.detailType === PodChangedDetailType ? older.detail.oldNodeName : undefined) ??
+        newer.detail.oldNodeName);
+  const { oldNodeName: _dropped, ...rest } = newer.detail;
+  return {
+    detailType: PodChangedDetailType,
+    detail: {
+      ...rest,
+      type,
+      ...(oldNodeName !== undefined && oldNodeName !== newer.detail.pod.nodeName && { oldNodeName }),
+    },
+  };
+}
+
+export interface PublishQueueOptions {
+  /** Pending changes kept at most; beyond it the oldest is dropped and reported. */
+  readonly maxChanges: number;
+}
+
+export class PublishQueue {
+  private readonly changes = new Map<string, QueuedChange>();
+  private digestParts: QueuedDigestPart[] = [];
+  private generation = 0;
+
+  constructor(private readonly options: PublishQueueOptions) {}
+
+  /**
+   * Queues a change, merged with a pending one for the same object. Returns the change dropped to keep
+   * within maxChanges, if any.
+   */
+  addChange(event: ChangeEvent, observedAt: EpochMillis): QueuedChange | undefined {
+    const key = changeKey(event);
+    const pending = this.changes.get(key);
+    if (pending !== undefined) this.changes.delete(key); // the merged change goes to the back
+    this.changes.set(key, {
+      kind: 'change',
+      key,
+      event: pending === undefined ? event : coalesceChanges(pending.event, event),
+      observedAt: pending?.observedAt ?? observedAt,
+    });
+    if (this.changes.size <= this.options.maxChanges) return undefined;
+    const [oldestKey, oldest] = this.changes.entries().next().value ?? [];
+    if (oldestKey !== undefined) this.changes.delete(oldestKey);
+    return oldest;
+  }
+
+  /** Replaces any unsent digest by this one (its parts). Returns how many unsent parts it superseded. */
+  setDigest(parts: readonly HeartbeatDigest[], observedAt: EpochMillis): number {
+    const superseded = this.digestParts.length;
+    this.generation++;
+    this.digestParts = parts.map((detail) => ({
+      kind: 'digest',
+      generation: this.generation,
+      event: { detailType: HeartbeatDigestDetailType, detail },
+      observedAt,
+    }));
+    return superseded;
+  }
+
+  /** Takes the digest parts and up to `maxChanges` changes, oldest first, out of the queue. */
+  take(maxChanges: number): QueuedItem[] {
+    const items: QueuedItem[] = this.digestParts;
+    this.digestParts = [];
+    let taken = 0;
+    for (const [key, change] of this.changes) {
+      if (taken >= maxChanges) break;
+      items.push(change);
+      this.changes.delete(key);
+      taken++;
+    }
+    return items;
+  }
+
+  /**
+   * Puts back an item whose publishing failed. A change merges under a newer pending change of the same
+   * object; a digest part comes back only if no newer digest was set meanwhile. Returns false when the
+   * item was superseded (nothing to resend), or when it had to be dropped to stay within maxChanges
+   * (then `dropped` receives it).
+   */
+  giveBack(item: QueuedItem, dropped?: (change: QueuedChange) => void): boolean {
+    if (item.kind === 'digest') {
+      if (item.generation !== this.generation) return false;
+      this.digestParts.push(item);
+      this.digestParts.sort((a, b) => a.event.detail.part.index - b.event.detail.part.index);
+      return true;
+    }
+    const pending = this.changes.get(item.key);
+    if (pending !== undefined) {
+      // A newer change arrived while this one was in flight: one event says both, in its place.
+      this.changes.set(item.key, {
+        ...pending,
+        event: coalesceChanges(item.event, pending.event),
+        observedAt: item.observedAt,
+      });
+      return true;
+    }
+    this.changes.set(item.key, item);
+    if (this.changes.size > this.options.maxChanges) {
+      this.changes.delete(item.key);
+      dropped?.(item);
+      return false;
+    }
+    return true;
+  }
+
+  /** Forgets everything (leadership lost: the next leader publishes from its own view). */
+  clear(): void {
+    this.changes.clear();
+    this.digestParts = [];
+    this.generation++;
+  }
+
+  get pendingChanges(): number {
+    return this.changes.size;
+  }
+
+  get pendingDigestParts(): number {
+    return this.digestParts.length;
+  }
+
+  get size(): number {
+    return this.changes.size + this.digestParts.length;
+  }
+
+  /** When the oldest pending item was observed, or undefined when the queue is empty. */
+  oldestObservedAt(): EpochMillis | undefined {
+    let oldest: EpochMillis | undefined;
+    for (const item of [...this.digestParts, ...this.changes.values()]) {
+      oldest = Math.min(oldest ?? item.observedAt, item.observedAt);
+    }
+    return oldest;
+  }
+}
+
+/** The events of queued items, in order, for EventSink.publish. */
+export function eventsOf(items: readonly QueuedItem[]): OutgoingEvent[] {
+  return items.map((item) => item.event);
+}

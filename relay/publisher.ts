@@ -1,0 +1,266 @@
+// The leader's publishing loop: the PublishQueue (what is pending) drained through the EventSink, with
+// backoff after failures, for one leadership term at a time.
+//
+// - Changes are published as they arrive (a flush at the next turn of the scheduler), digests when
+//   built; each publish takes the digest parts and up to `batchSize` changes, so a digest never waits
+//   behind a whole first list.
+// - A publish that fails keeps its non-permanent failures (PublishQueue.giveBack) and waits out a
+//   capped exponential backoff (equal jitter) before the next; a permanent failure is counted and
+//   logged, never retried. Reaching the queue's cap is counted per dropped change and logged once.
+// - A term ends when leadership does: in-flight publishing is aborted through the sink's signal, and
+//   what is pending is forgotten (the next leader publishes from its own observations).
+import type { EpochMillis, Millis } from '../shared/domain/types.js';
+import type { HeartbeatDigest } from '../shared/events.js';
+import { describeEvent, type EventSink, type PublishResult } from '../shared/ports/eventSink.js';
+import { Priority, type Scheduler, type TimerHandle } from '../shared/ports/scheduler.js';
+import type { RelayLogger } from './logger.js';
+import type { RelayMetrics } from './metrics.js';
+import { eventsOf, PublishQueue, type ChangeEvent, type QueuedItem } from './publishQueue.js';
+
+export interface PublishBackoff {
+  readonly initialMs: Millis;
+  readonly maxMs: Millis;
+}
+
+export interface PublisherOptions {
+  readonly sink: EventSink;
+  readonly scheduler: Scheduler;
+  readonly metrics: RelayMetrics;
+  readonly logger: RelayLogger;
+  readonly random: () => number;
+  /** Pending changes kept at most while the bus is unreachable. */
+  readonly maxPendingChanges: number;
+  /** Changes per publish call. */
+  readonly batchSize: number;
+  readonly backoff: PublishBackoff;
+  /** Whether this replica may publish now (it leads, and is not stopping). */
+  readonly canPublish: () => boolean;
+}
+
+function describeError(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
+
+export class Publisher {
+  private readonly queue: PublishQueue;
+  /** Bumped when a term starts or ends: a publish that outlives its term is recognised. */
+  private term = 0;
+  private termAbort = new AbortController();
+  private flushTimer: TimerHandle | undefined;
+  private retryTimer: TimerHandle | undefined;
+  private publishing: Promise<void> | undefined;
+  private flushAgain = false;
+  private consecutiveFailures = 0;
+  private queueFullSince: EpochMillis | undefined;
+
+  constructor(private readonly options: PublisherOptions) {
+    this.queue = new PublishQueue({ maxChanges: options.maxPendingChanges });
+  }
+
+  /** A leadership term starts: nothing pending, no backoff. */
+  startTerm(): void {
+    this.term++;
+    this.termAbort = new AbortController();
+    this.consecutiveFailures = 0;
+  }
+
+  /** The term ends: aborts in-flight publishing, cancels retries, forgets what is pending. */
+  endTerm(): number {
+    this.term++;
+    this.termAbort.abort();
+    this.cancelTimers();
+    const unsent = this.queue.size;
+    this.queue.clear();
+    return unsent;
+  }
+
+  cancelTimers(): void {
+    const { scheduler } = this.options;
+    if (this.flushTimer !== undefined) scheduler.cancel(this.flushTimer);
+    if (this.retryTimer !== undefined) scheduler.cancel(this.retryTimer);
+    this.flushTimer = this.retryTimer = undefined;
+  }
+
+  /** Queues a change (merged with a pending one of the same object) and schedules a flush. */
+  addChange(event: ChangeEvent, observedAt: EpochMillis, flush = true): void {
+    const dropped = this.queue.addChange(event, observedAt);
+    if (dropped !== undefined) this.reportQueueFull(dropped.event);
+    if (flush) this.scheduleFlush();
+  }
+
+  /** Replaces any unsent digest with this one and publishes it (returns the flush, to be awaited). */
+  setDigest(parts: readonly HeartbeatDigest[], observedAt: EpochMillis): Promise<void> {
+    const superseded = this.queue.setDigest(parts, observedAt);
+    if (superseded > 0) {
+      this.options.metrics.digestsSuperseded.inc(superseded);
+      this.options.logger.debug('unsent digest replaced by a newer one', {
+        sequence: parts[0]?.sequence,
+        superseded,
+      });
+    }
+    return this.flush();
+  }
+
+  get pending(): number {
+    return this.queue.size;
+  }
+
+  oldestObservedAt(): EpochMillis | undefined {
+    return this.queue.oldestObservedAt();
+  }
+
+  scheduleFlush(): void {
+    if (this.publishing !== undefined) {
+      this.flushAgain = true;
+      return;
+    }
+    if (this.flushTimer !== undefined || this.retryTimer !== undefined) return;
+    this.flushTimer = this.options.scheduler.after(0, Priority.Relay, () => {
+      this.flushTimer = undefined;
+      return this.flush();
+    });
+  }
+
+  // A method, not the field: TypeScript keeps a narrowed field narrowed across an await.
+  private flushRequested(): boolean {
+    return this.flushAgain;
+  }
+
+  private mayPublish(): boolean {
+    return this.options.canPublish() && this.queue.size > 0 && this.retryTimer === undefined;
+  }
+
+  /** Publishes until the queue is empty, a failure waits for a retry, or publishing is not allowed. */
+  flush(): Promise<void> {
+    if (this.publishing !== undefined) {
+      this.flushAgain = true;
+      return this.publishing;
+    }
+    const drain = async (): Promise<void> => {
+      do {
+        this.flushAgain = false;
+        while (this.mayPublish()) {
+          if (!(await this.publishOnce())) break;
+        }
+      } while (this.flushRequested() && this.mayPublish());
+    };
+    // Cleared in a later microtask: drain may complete synchronously, before the assignment.
+    this.publishing = drain().finally(() => {
+      this.publishing = undefined;
+    });
+    return this.publishing;
+  }
+
+  /**
+   * The shutdown flush: waits for the publish in flight, then publishes until the queue is empty, a
+   * publish fails or `signal` aborts (no backoff: there is no later). Returns how many stay unsent.
+   */
+  async drainBeforeExit(signal: AbortSignal, stillLeading: () => boolean): Promise<number> {
+    this.cancelTimers();
+    await this.publishing?.catch(() => undefined);
+    const abort = AbortSignal.any([signal, this.termAbort.signal]);
+    while (this.queue.size > 0 && !abort.aborted && stillLeading()) {
+      if (!(await this.publishOnce(abort))) break;
+    }
+    return this.queue.size;
+  }
+
+  private reportQueueFull(event: ChangeEvent): void {
+    this.options.metrics.eventsDropped.inc({ reason: 'queue_full' });
+    // Loud, but once per episode: every further change also drops one while the bus stays down.
+    if (this.queueFullSince !== undefined) return;
+    this.queueFullSince = this.options.scheduler.now();
+    this.options.logger.error('publish queue full: dropping the oldest pending change for every new one', {
+      maxPendingChanges: this.options.maxPendingChanges,
+      dropped: describeEvent(event),
+    });
+  }
+
+  private async send(items: readonly QueuedItem[], signal: AbortSignal): Promise<PublishResult> {
+    const events = eventsOf(items);
+    try {
+      return await this.options.sink.publish(events, { signal });
+    } catch (error) {
+      // The port promises not to throw; if a sink does, keep everything for the next attempt.
+      this.options.logger.error('event sink threw; keeping the events', { error: describeError(error) });
+      const message = describeError(error);
+      return {
+        sent: 0,
+        retried: 0,
+        requests: 0,
+        failed: events.map((event, index) => ({
+          index,
+          event,
+          code: 'SinkError',
+          message,
+          permanent: false,
+        })),
+      };
+    }
+  }
+
+  /** Publishes one batch; false when the rest must wait for a retry (or the term ended). */
+  private async publishOnce(signal?: AbortSignal): Promise<boolean> {
+    const { metrics, logger, scheduler } = this.options;
+    const items = this.queue.take(this.options.batchSize);
+    if (items.length === 0) return true;
+    const term = this.term;
+    const result = await this.send(items, signal ?? this.termAbort.signal);
+    const now = scheduler.now();
+    metrics.publishRequests.inc(result.requests);
+    metrics.eventsRetried.inc(result.retried);
+    const failedAt = new Set(result.failed.map((f) => f.index));
+    items.forEach((item, index) => {
+      if (failedAt.has(index)) return;
+      metrics.eventsSent.inc({ detail_type: item.event.detailType });
+      metrics.publishLag.observe(Math.max(0, now - item.observedAt) / 1000);
+    });
+    if (term !== this.term) return false; // the term ended meanwhile: the queue was cleared
+    let kept = 0;
+    let firstProblem: string | undefined;
+    for (const failure of result.failed) {
+      const item = items[failure.index];
+      if (item === undefined) continue;
+      metrics.eventsFailed.inc({ detail_type: item.event.detailType, permanent: String(failure.permanent) });
+      if (failure.permanent) {
+        metrics.eventsDropped.inc({ reason: 'permanent_failure' });
+        logger.error('event cannot be published; giving up on it', {
+          code: failure.code,
+          problem: failure.message,
+        });
+        continue;
+      }
+      firstProblem ??= `${failure.code}: ${failure.message}`;
+      const keptIt = this.queue.giveBack(item, (dropped) => {
+        this.reportQueueFull(dropped.event);
+      });
+      if (keptIt) kept++;
+    }
+    if (firstProblem === undefined) {
+      this.consecutiveFailures = 0;
+      if (this.queueFullSince !== undefined && this.queue.pendingChanges < this.options.maxPendingChanges) {
+        logger.info('publish queue below its cap again', { fullForMs: now - this.queueFullSince });
+        this.queueFullSince = undefined;
+      }
+      return true;
+    }
+    this.consecutiveFailures++;
+    const { initialMs, maxMs } = this.options.backoff;
+    const base = Math.min(maxMs, initialMs * 2 ** (this.consecutiveFailures - 1));
+    const delay = Math.round(base / 2 + (this.options.random() * base) / 2);
+    logger.warn('publishing failed; retrying with backoff', {
+      failed: result.failed.length,
+      kept,
+      pending: this.queue.size,
+      retryInMs: delay,
+      problem: firstProblem,
+    });
+    if (signal === undefined && this.retryTimer === undefined) {
+      this.retryTimer = scheduler.after(delay, Priority.Relay, () => {
+        this.retryTimer = undefined;
+        return this.flush();
+      });
+    }
+    return false;
+  }
+}

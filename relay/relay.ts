@@ -1,0 +1,407 @@
+// The watch relay (DESIGN §1, §3): informers on Nodes, node Leases (kube-node-lease) and Pods bound to
+// a node; the events of DESIGN §3 through an EventSink; leader election so one replica publishes.
+//
+// It observes and forwards; it decides nothing. The decisions about what to send are the pure
+// functions of shaping.ts (which changes are relevant, probes, digests); this module wires them to the
+// informers (reflector.ts), the leader election (leaderElection.ts), the publishing loop and its
+// bounded queue (publisher.ts, publishQueue.ts) and the clock (the Scheduler port: the system clock in
+// production, virtual time in tests and `nlc simulate`).
+//
+// Every replica runs the informers and the probe tracker, so a standby that takes over publishes its
+// first digest at once, with probe times it observed itself. Only the leader publishes. A new leader
+// also publishes the changes it observed within `replayWindow` before taking over (its predecessor may
+// have observed them and not published them), and, when no leader was seen alive since its own first
+// list, that whole first list (recentChanges.ts): the functions then learn what changed while nobody
+// published. Duplicates are harmless; consumers handle at-least-once delivery.
+import type { HttpLibrary, KubeConfig, Watch } from '@kubernetes/client-node';
+import type { EpochMillis, Millis, Node, Pod } from '../shared/domain/types.js';
+import { NodeChangedDetailType, PodChangedDetailType, type HeartbeatDigest } from '../shared/events.js';
+import { DefaultDigestPartMaxBytes, heartbeatDigestBytes, splitDigest } from '../shared/heartbeatDigest.js';
+import type { EventSink } from '../shared/ports/eventSink.js';
+import { Priority, type Scheduler, type TimerHandle } from '../shared/ports/scheduler.js';
+import {
+  DefaultLeaderElectionTimings,
+  LeaderElector,
+  type LeaderElectionConfig,
+  type LeaderElectionTimings,
+} from './leaderElection.js';
+import { createInformers } from './informers.js';
+import { Interner } from './intern.js';
+import { silentLogger, type RelayLogger } from './logger.js';
+import { RelayMetrics } from './metrics.js';
+import type { ChangeEvent } from './publishQueue.js';
+import { Publisher, type PublishBackoff } from './publisher.js';
+import { RecentChanges } from './recentChanges.js';
+import type { ChangeSource, ReflectorBackoff, ReflectorStatus } from './reflector.js';
+import {
+  buildDigest,
+  forgetNode,
+  newProbeTracker,
+  nodeChanged,
+  observeLease,
+  observeNodeStatus,
+  podChanged,
+} from './shaping.js';
+
+export { BoundPodsFieldSelector, NodeLeaseNamespace } from './informers.js';
+export type { PublishBackoff } from './publisher.js';
+
+export interface RelayOptions {
+  readonly kubeConfig: KubeConfig;
+  /** The cluster name every event carries (a DNS-1123 label). */
+  readonly cluster: string;
+  readonly sink: EventSink;
+  readonly scheduler: Scheduler;
+  /** The digest period (the controller's --node-monitor-period). */
+  readonly nodeMonitorPeriod: Millis;
+  /** This replica's identity: the leader-election holder and the digests' relayId (the pod name). */
+  readonly relayId: string;
+  /**
+   * Leader election on a Lease (namespace and name; the timings default to client-go's). `false`: a
+   * single replica that always publishes (local runs).
+   */
+  readonly leaderElection: (Omit<LeaderElectionConfig, 'identity'> & Partial<LeaderElectionTimings>) | false;
+  readonly logger?: RelayLogger;
+  readonly metrics?: RelayMetrics;
+  /** Digest part size (DefaultDigestPartMaxBytes: fits the 256 KB entry limit of every partition). */
+  readonly digestPartMaxBytes?: number;
+  /** Pending Node/Pod Changed kept while the bus is unreachable (200,000). */
+  readonly maxPendingChanges?: number;
+  /** Events per publish call (500), so a digest never waits behind a whole first list. */
+  readonly publishBatchSize?: number;
+  /** Backoff of the publish queue after a failed publish (0.5 s doubling to 30 s). */
+  readonly publishBackoff?: Partial<PublishBackoff>;
+  /** How far back a new leader replays observed changes (leaseDuration + renewDeadline + 2 retryPeriods). */
+  readonly replayWindow?: Millis;
+  /** Recent changes kept for a takeover (200,000). */
+  readonly maxRecentChanges?: number;
+  /** Timeout of one list request (60 s: a page of 500 pods from a busy API server). */
+  readonly listTimeoutMs?: Millis;
+  readonly reflectorBackoff?: Partial<ReflectorBackoff>;
+  readonly random?: () => number;
+  /**
+   * Sends each list request instead of node-fetch, and `watch` opens the watches instead of
+   * client-node's Watch: `nlc simulate` serves both in process (local/simulate/), so the relay runs
+   * unchanged on virtual time.
+   */
+  readonly transport?: HttpLibrary;
+  readonly watch?: Pick<Watch, 'watch'>;
+}
+
+export interface RelayStatus {
+  readonly relayId: string;
+  readonly leader: boolean;
+  readonly leaderSince: EpochMillis | undefined;
+  /** The sequence the next digest will carry. */
+  readonly nextSequence: number;
+  /** Every informer completed its first list. */
+  readonly synced: boolean;
+  readonly informers: readonly ReflectorStatus[];
+  readonly pendingEvents: number;
+  readonly trackedNodes: number;
+  readonly recentChanges: number;
+}
+
+export interface Relay {
+  /** Starts the informers and the election, and resolves at once: `synced()` tells when the lists are done. */
+  start(): Promise<void>;
+  /**
+   * Graceful stop: stops the informers and the digests, publishes what is pending (as leader, for at
+   * most `flushTimeoutMs`), then releases the leader Lease so a standby takes over at once. What could
+   * not be published is logged with its count, never dropped silently.
+   */
+  stop(options?: { readonly flushTimeoutMs?: Millis }): Promise<void>;
+  isLeader(): boolean;
+  /** Every informer completed its first list (the readiness of the process). */
+  synced(): boolean;
+  status(): RelayStatus;
+  readonly metrics: RelayMetrics;
+}
+
+function describeError(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
+
+/**
+ * The relay over a KubeConfig and an EventSink.
+ *
+ * @example
+ * const relay = createRelay({ kubeConfig, cluster: 'prod', sink, scheduler: new RealScheduler(),
+ *   nodeMonitorPeriod: 5_000, relayId: process.env.POD_NAME,
+ *   leaderElection: { namespace: 'nlc-system', name: 'nlc-relay' } });
+ * await relay.start();
+ * process.on('SIGTERM', () => void relay.stop());
+ */
+export function createRelay(options: RelayOptions): Relay {
+  const { scheduler, cluster, sink, relayId, kubeConfig } = options;
+  const logger = options.logger ?? silentLogger;
+  const metrics = options.metrics ?? new RelayMetrics();
+  const random = options.random ?? Math.random;
+  const partMaxBytes = options.digestPartMaxBytes ?? DefaultDigestPartMaxBytes;
+  const timings: LeaderElectionTimings = {
+    ...DefaultLeaderElectionTimings,
+    ...(options.leaderElection === false ? {} : options.leaderElection),
+  };
+  const replayWindow =
+    options.replayWindow ?? timings.leaseDuration + timings.renewDeadline + 2 * timings.retryPeriod;
+
+  const tracker = newProbeTracker();
+  const interner = new Interner();
+  const recent = new RecentChanges({ window: replayWindow, max: options.maxRecentChanges ?? 200_000 });
+
+  // Leadership state. The publisher's terms follow it.
+  let leading = false;
+  let leaderSince: EpochMillis | undefined;
+  let sequence = 0;
+  let stopped = false;
+  let syncedAt: EpochMillis | undefined;
+  let digestTimer: TimerHandle | undefined;
+  let housekeepingTimer: TimerHandle | undefined;
+
+  const canPublish = (): boolean => leading && !stopped && (elector === undefined || elector.isLeader());
+  const publisher = new Publisher({
+    sink,
+    scheduler,
+    metrics,
+    logger,
+    random,
+    maxPendingChanges: options.maxPendingChanges ?? 200_000,
+    batchSize: options.publishBatchSize ?? 500,
+    backoff: { initialMs: 500, maxMs: 30_000, ...options.publishBackoff },
+    canPublish,
+  });
+
+  // ---------------------------------------------------------------------------------------------
+  // Informers
+
+  const {
+    leases,
+    nodes,
+    pods,
+    all: reflectors,
+  } = createInformers({
+    kubeConfig,
+    scheduler,
+    logger,
+    metrics,
+    random,
+    interner,
+    ...(options.listTimeoutMs !== undefined && { listTimeoutMs: options.listTimeoutMs }),
+    ...(options.reflectorBackoff !== undefined && { backoff: options.reflectorBackoff }),
+    ...(options.transport !== undefined && { transport: options.transport }),
+    ...(options.watch !== undefined && { watch: options.watch }),
+    handlers: {
+      lease: (lease) => {
+        observeLease(tracker, lease.nodeName, lease.renewTime, scheduler.now());
+      },
+      node: onNode,
+      pod: onPod,
+      synced: () => {
+        syncedAt = scheduler.now();
+        logger.info('informers synced', {
+          nodes: nodes.status().objects,
+          leases: leases.status().objects,
+          pods: pods.status().objects,
+        });
+      },
+    },
+  });
+
+  function onNode(old: Node | undefined, next: Node | undefined, source: ChangeSource): void {
+    // A node deleted and re-created under the same name between two lists: two objects, as a watch
+    // would have shown them.
+    if (old !== undefined && next !== undefined && old.uid !== next.uid) {
+      onNode(old, undefined, source);
+      onNode(undefined, next, source);
+      return;
+    }
+    const now = scheduler.now();
+    if (next !== undefined) {
+      if (observeNodeStatus(tracker, next, now) === 'baseline') {
+        // The node's lease may be cached already: take it as the baseline now, not at its next renewal.
+        observeLease(tracker, next.name, leases.get(next.name)?.renewTime, now);
+      }
+    } else if (old !== undefined) {
+      forgetNode(tracker, old.name);
+    }
+    const detail = nodeChanged(cluster, old, next);
+    if (detail !== undefined) change({ detailType: NodeChangedDetailType, detail }, source, now);
+  }
+
+  function onPod(old: Pod | undefined, next: Pod | undefined, source: ChangeSource): void {
+    if (old !== undefined && next !== undefined && old.uid !== next.uid) {
+      onPod(old, undefined, source);
+      onPod(undefined, next, source);
+      return;
+    }
+    const detail = podChanged(cluster, old, next);
+    if (detail !== undefined) change({ detailType: PodChangedDetailType, detail }, source, scheduler.now());
+  }
+
+  function change(event: ChangeEvent, source: ChangeSource, now: EpochMillis): void {
+    const dropped = recent.add({ event, observedAt: now, initial: source === 'initial' });
+    if (dropped > 0) metrics.eventsDropped.inc({ reason: 'replay_full' }, dropped);
+    if (leading) publisher.addChange(event, now);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Digests
+
+  function digestTick(): Promise<void> | undefined {
+    if (!canPublish() || leaderSince === undefined) return undefined;
+    if (!nodes.status().synced || !leases.status().synced) {
+      logger.debug('digest skipped: informers not synced yet');
+      return undefined;
+    }
+    const now = scheduler.now();
+    const digest = buildDigest(tracker, { cluster, relayId, leaderSince, sequence, observedAt: now });
+    sequence++;
+    let parts: HeartbeatDigest[];
+    let bytes: number;
+    try {
+      // One encoding in the common case (it fits); splitDigest measures each part itself otherwise.
+      const whole = heartbeatDigestBytes(digest);
+      parts = whole <= partMaxBytes ? [digest] : splitDigest(digest, partMaxBytes);
+      bytes = parts.length === 1 ? whole : parts.reduce((sum, part) => sum + heartbeatDigestBytes(part), 0);
+    } catch (error) {
+      metrics.eventsDropped.inc({ reason: 'permanent_failure' });
+      logger.error('cannot build the heartbeat digest', {
+        sequence: digest.sequence,
+        error: describeError(error),
+      });
+      return undefined;
+    }
+    metrics.digestBytes.set(bytes);
+    metrics.digestParts.set(parts.length);
+    metrics.digestNodes.set(digest.probes.size);
+    metrics.digestSequence.set(digest.sequence);
+    return publisher.setDigest(parts, now);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Leadership
+
+  function startedLeading(since: EpochMillis): void {
+    leading = true;
+    leaderSince = since;
+    sequence = 0;
+    publisher.startTerm();
+    metrics.isLeader.set(1);
+    metrics.leadershipChanges.inc({ change: 'started' });
+    // The first list is news to the functions unless a leader was seen alive after it.
+    const lastForeign = elector?.lastForeignRenewalObservedAt();
+    const leaderSeenAfterSync = lastForeign !== undefined && syncedAt !== undefined && lastForeign > syncedAt;
+    const replay = recent.replay(since, !leaderSeenAfterSync);
+    for (const c of replay) publisher.addChange(c.event, c.observedAt, false);
+    logger.info('publishing as leader', {
+      relayId,
+      leaderSince: since,
+      replayed: replay.length,
+      firstListReplayed: !leaderSeenAfterSync,
+    });
+    // The first digest at once: consumers hear from the new leader without waiting a period.
+    digestTimer = scheduler.every(options.nodeMonitorPeriod, since, Priority.Relay, digestTick);
+    publisher.scheduleFlush();
+  }
+
+  function stoppedLeading(reason: string): void {
+    if (!leading) return;
+    leading = false;
+    leaderSince = undefined;
+    if (digestTimer !== undefined) scheduler.cancel(digestTimer);
+    digestTimer = undefined;
+    const unsent = publisher.endTerm();
+    metrics.isLeader.set(0);
+    metrics.leadershipChanges.inc({ change: 'stopped' });
+    logger.info('stopped publishing', { relayId, reason, unsentHandedOver: unsent });
+  }
+
+  const elector =
+    options.leaderElection === false
+      ? undefined
+      : new LeaderElector(
+          { ...options.leaderElection, ...timings, identity: relayId },
+          {
+            kubeConfig,
+            scheduler,
+            logger,
+            random,
+            callbacks: { onStartedLeading: startedLeading, onStoppedLeading: stoppedLeading },
+          },
+        );
+
+  // ---------------------------------------------------------------------------------------------
+  // Housekeeping: bounded memory and the gauges
+
+  function housekeeping(): void {
+    const now = scheduler.now();
+    recent.prune(now);
+    metrics.pendingEvents.set(publisher.pending);
+    const oldest = publisher.oldestObservedAt();
+    metrics.oldestPendingAge.set(oldest === undefined ? 0 : Math.max(0, now - oldest) / 1000);
+    for (const reflector of reflectors) {
+      const status = reflector.status();
+      metrics.cachedObjects.set({ resource: status.resource }, status.objects);
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+
+  async function stop(stopOptions: { readonly flushTimeoutMs?: Millis } = {}): Promise<void> {
+    if (stopped) return;
+    stopped = true;
+    for (const reflector of reflectors) reflector.stop();
+    for (const timer of [housekeepingTimer, digestTimer]) if (timer !== undefined) scheduler.cancel(timer);
+    housekeepingTimer = digestTimer = undefined;
+    if (leading) {
+      // Still the leader: publish what is pending, within the shutdown budget, before handing over.
+      const unpublished = await publisher.drainBeforeExit(
+        AbortSignal.timeout(stopOptions.flushTimeoutMs ?? 5_000),
+        () => elector === undefined || elector.isLeader(),
+      );
+      if (unpublished > 0) logger.error('stopping with unpublished events', { unpublished });
+    }
+    if (elector !== undefined) await elector.stop({ release: true });
+    else stoppedLeading('stopped');
+    housekeeping();
+  }
+
+  return {
+    start() {
+      stopped = false;
+      housekeepingTimer = scheduler.every(
+        options.nodeMonitorPeriod,
+        scheduler.now(),
+        Priority.Relay,
+        housekeeping,
+      );
+      if (elector !== undefined) elector.start();
+      else startedLeading(scheduler.now());
+      // Not awaited: a large cluster's first list takes a while, and failures are retried inside.
+      for (const reflector of reflectors) {
+        reflector.start().catch((error: unknown) => {
+          logger.error('informer failed to start', {
+            resource: reflector.status().resource,
+            error: describeError(error),
+          });
+        });
+      }
+      return Promise.resolve();
+    },
+    stop,
+    isLeader: () => canPublish(),
+    synced: () => syncedAt !== undefined,
+    status: () => ({
+      relayId,
+      leader: canPublish(),
+      leaderSince,
+      nextSequence: sequence,
+      synced: syncedAt !== undefined,
+      informers: reflectors.map((r) => r.status()),
+      pendingEvents: publisher.pending,
+      trackedNodes: tracker.nodes.size,
+      recentChanges: recent.size,
+    }),
+    metrics,
+  };
+}

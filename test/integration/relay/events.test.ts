@@ -1,0 +1,194 @@
+// The relay end to end against the API simulator (HTTPS, through @kubernetes/client-node), with a
+// recording event sink: which Node Changed and Pod Changed events it publishes, and what its Heartbeat
+// Digests say.
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { encodeDetail, HeartbeatDigestDetailType, parseHeartbeatDigest } from '../../../shared/events.js';
+import {
+  advance,
+  createNode,
+  createPod,
+  createTestRelay,
+  renewLease,
+  setReady,
+  type Sim,
+  startSim,
+  t0,
+  type TestRelay,
+  waitFor,
+  waitForCatchUp,
+  waitForSync,
+} from './helpers.js';
+
+// Watch events travel over real sockets; each wait is bounded (helpers.waitFor), the test more loosely.
+vi.setConfig({ testTimeout: 30_000 });
+
+let sim: Sim;
+let test: TestRelay | undefined;
+
+beforeEach(async () => {
+  sim = await startSim();
+});
+
+afterEach(async () => {
+  await test?.relay.stop({ flushTimeoutMs: 1_000 });
+  test = undefined;
+  await sim.api.close();
+});
+
+async function startRelay(): Promise<TestRelay> {
+  test = createTestRelay(sim);
+  await test.relay.start();
+  await waitForSync(test.relay);
+  return test;
+}
+
+/** Lets every watch event so far reach the relay, and every due flush publish. */
+async function settle(t: TestRelay): Promise<void> {
+  await waitForCatchUp(sim, t.relay);
+  await sim.scheduler.advance(0);
+}
+
+describe('Node Changed', () => {
+  it('is published for a node added, changed in a field the controller reads, and deleted', async () => {
+    createNode(sim, 'node-a');
+    const t = await startRelay();
+    const { sink } = t;
+    await waitFor(sim, () => sink.nodeChanges().length === 1, 'node-a ADDED');
+    expect(sink.nodeChanges()[0]).toMatchObject({
+      schemaVersion: 1,
+      cluster: 'test',
+      type: 'ADDED',
+      node: {
+        name: 'node-a',
+        labels: { 'topology.kubernetes.io/zone': 'zone-a' },
+        conditions: [{ type: 'Ready', status: 'True' }],
+        unschedulable: false,
+      },
+    });
+
+    sim.api.store.nodes.patch('node-a', { spec: { unschedulable: true } }, { type: 'merge' });
+    await waitFor(sim, () => sink.nodeChanges().length === 2, 'node-a cordoned');
+    expect(sink.nodeChanges()[1]).toMatchObject({
+      type: 'MODIFIED',
+      node: { name: 'node-a', unschedulable: true },
+    });
+
+    setReady(sim, 'node-a', 'False', t0 + 20_000);
+    await waitFor(sim, () => sink.nodeChanges().length === 3, 'node-a NotReady');
+    expect(sink.nodeChanges()[2]?.node.conditions).toMatchObject([{ type: 'Ready', status: 'False' }]);
+
+    sim.api.store.nodes.delete('node-a');
+    await waitFor(sim, () => sink.nodeChanges().length === 4, 'node-a DELETED');
+    expect(sink.nodeChanges()[3]).toMatchObject({ type: 'DELETED', node: { name: 'node-a' } });
+    await settle(t);
+    expect(sink.nodeChanges()).toHaveLength(4);
+  });
+
+  it('is not published for changes the controller does not read: images, other labels, heartbeats, leases', async () => {
+    createNode(sim, 'node-a');
+    const t = await startRelay();
+    await waitFor(sim, () => t.sink.nodeChanges().length === 1, 'node-a ADDED');
+
+    setReady(sim, 'node-a', 'True', t0 + 10_000, ['registry.example/app:2']); // heartbeat + images list
+    sim.api.store.nodes.patch(
+      'node-a',
+      { metadata: { labels: { 'example.com/team': 'x' } } },
+      { type: 'merge' },
+    );
+    sim.api.store.nodes.patch('node-a', { metadata: { annotations: { note: 'y' } } }, { type: 'merge' });
+    renewLease(sim, 'node-a', t0 + 10_000);
+    await settle(t);
+
+    expect(t.sink.nodeChanges()).toHaveLength(1);
+    expect(t.sink.podChanges()).toHaveLength(0);
+  });
+});
+
+describe('Pod Changed', () => {
+  it('is published for bound pods added, bound, starting to terminate and deleted; not for unbound pods or status', async () => {
+    createNode(sim, 'node-a');
+    createPod(sim, 'web-0', 'node-a');
+    const t = await startRelay();
+    await waitFor(sim, () => t.sink.podChanges().length === 1, 'web-0 ADDED');
+    expect(t.sink.podChanges()[0]).toMatchObject({
+      type: 'ADDED',
+      pod: { namespace: 'default', name: 'web-0', nodeName: 'node-a' },
+    });
+
+    createPod(sim, 'pending-0', undefined); // not bound: the informer's field selector never shows it
+    sim.api.store.pods.patch(
+      'web-0',
+      { status: { conditions: [{ type: 'Ready', status: 'True' }] } },
+      { type: 'strategic', subresource: 'status', namespace: 'default' },
+    );
+    await settle(t);
+    expect(t.sink.podChanges()).toHaveLength(1);
+
+    sim.api.store.bindPod('default', 'pending-0', 'node-a'); // the scheduler binds it: ADDED
+    await waitFor(sim, () => t.sink.podChanges().length === 2, 'pending-0 bound');
+    expect(t.sink.podChanges()[1]).toMatchObject({
+      type: 'ADDED',
+      pod: { name: 'pending-0', nodeName: 'node-a' },
+    });
+
+    sim.api.store.pods.delete('web-0', { namespace: 'default' }); // graceful: Terminating first
+    await waitFor(sim, () => t.sink.podChanges().length === 3, 'web-0 terminating');
+    expect(t.sink.podChanges()[2]).toMatchObject({ type: 'MODIFIED', pod: { name: 'web-0' } });
+    expect(t.sink.podChanges()[2]?.pod.deletionTimestamp).toBeDefined();
+
+    sim.api.store.pods.delete('web-0', { namespace: 'default', gracePeriodSeconds: 0 }); // the kubelet confirms
+    await waitFor(sim, () => t.sink.podChanges().length === 4, 'web-0 DELETED');
+    expect(t.sink.podChanges()[3]).toMatchObject({ type: 'DELETED', pod: { name: 'web-0' } });
+  });
+});
+
+describe('Heartbeat Digest', () => {
+  it('carries, for every node, the relay-clock time it last observed a probe, with a monotonic sequence', async () => {
+    createNode(sim, 'node-a');
+    createNode(sim, 'node-b');
+    createNode(sim, 'node-c');
+    const t = await startRelay();
+    // The digest timer starts with the leadership term, at t0: the first sightings are baselines only.
+    await waitFor(sim, () => t.sink.digests().length === 1, 'the first digest');
+    expect(t.sink.digests()[0]?.probes).toEqual(new Map());
+
+    await advance(sim, 1_000);
+    renewLease(sim, 'node-a', t0 + 1_000); // renewTime advanced: a probe, observed at t0 + 1 s
+    await settle(t);
+    await advance(sim, 1_000);
+    setReady(sim, 'node-b', 'True', t0 + 2_000); // Ready heartbeat changed: a probe at t0 + 2 s
+    await settle(t);
+    await advance(sim, 1_000);
+    renewLease(sim, 'node-c', t0 - 60_000); // an older renewTime: not a probe
+    await settle(t);
+    await advance(sim, 2_000); // t0 + 5 s: the next digest
+
+    await advance(sim, 2_000);
+    renewLease(sim, 'node-a', t0 + 7_000);
+    await settle(t);
+    sim.api.store.nodes.delete('node-b');
+    await settle(t);
+    await advance(sim, 3_000); // t0 + 10 s
+
+    const digests = t.sink.digests();
+    expect(digests.map((d) => [d.sequence, d.observedAt - t0, d.leaderSince - t0, d.relayId])).toEqual([
+      [0, 0, 0, 'relay-0'],
+      [1, 5_000, 0, 'relay-0'],
+      [2, 10_000, 0, 'relay-0'],
+    ]);
+    expect(digests[1]?.probes).toEqual(
+      new Map([
+        ['node-a', t0 + 1_000],
+        ['node-b', t0 + 2_000],
+      ]),
+    );
+    // node-a renewed again; node-b deleted, so it is no longer in the snapshot.
+    expect(digests[2]?.probes).toEqual(new Map([['node-a', t0 + 7_000]]));
+    // What the sink was given encodes to the contract and parses back.
+    for (const digest of digests) {
+      const wire = encodeDetail({ detailType: HeartbeatDigestDetailType, detail: digest });
+      expect(parseHeartbeatDigest(JSON.parse(JSON.stringify(wire)))).toEqual(digest);
+    }
+    await expect(t.relay.metrics.digestNodes.get()).resolves.toMatchObject({ values: [{ value: 1 }] });
+  });
+});

@@ -1,0 +1,218 @@
+// relay/publishQueue.ts and relay/recentChanges.ts: what the leader keeps while the bus is
+// unreachable (the latest digest, every change coalesced per object, a cap), and what a new leader
+// replays.
+import { describe, expect, it } from 'vitest';
+import type { Node, Pod } from '../../../shared/domain/types.js';
+import type { HeartbeatDigest } from '../../../shared/events.js';
+import {
+  changeKey,
+  coalesceChanges,
+  eventsOf,
+  PublishQueue,
+  type ChangeEvent,
+} from '../../../relay/publishQueue.js';
+import { RecentChanges } from '../../../relay/recentChanges.js';
+
+const t0 = Date.parse('2026-01-29T09:00:00Z');
+
+const node = (name: string, extra: Partial<Node> = {}): Node => ({
+  name,
+  uid: `${name}-uid`,
+  creationTimestamp: t0,
+  labels: {},
+  conditions: [],
+  taints: [],
+  unschedulable: false,
+  ...extra,
+});
+const pod = (name: string, nodeName: string): Pod => ({
+  namespace: 'default',
+  name,
+  uid: `${name}-uid`,
+  nodeName,
+  tolerations: [],
+});
+type ChangeType = 'ADDED' | 'MODIFIED' | 'DELETED';
+const nodeChange = (type: ChangeType, n: Node): ChangeEvent => ({
+  detailType: 'Node Changed',
+  detail: { schemaVersion: 1, cluster: 'prod', type, node: n },
+});
+const podChange = (type: ChangeType, p: Pod, oldNodeName?: string): ChangeEvent => ({
+  detailType: 'Pod Changed',
+  detail: {
+    schemaVersion: 1,
+    cluster: 'prod',
+    type,
+    pod: p,
+    ...(oldNodeName !== undefined && { oldNodeName }),
+  },
+});
+const digest = (sequence: number, index = 0, count = 1): HeartbeatDigest => ({
+  schemaVersion: 1,
+  cluster: 'prod',
+  relayId: 'relay-0',
+  leaderSince: t0,
+  sequence,
+  observedAt: t0 + sequence * 5_000,
+  part: { index, count },
+  probes: new Map(),
+});
+
+describe('coalesceChanges', () => {
+  const cordoned = node('node-a', { unschedulable: true });
+  it.each<{ name: string; older: ChangeEvent; newer: ChangeEvent; want: ChangeEvent }>([
+    {
+      name: 'added then modified: one ADDED with the latest state',
+      older: nodeChange('ADDED', node('node-a')),
+      newer: nodeChange('MODIFIED', cordoned),
+      want: nodeChange('ADDED', cordoned),
+    },
+    {
+      name: 'modified twice: one MODIFIED with the latest state',
+      older: nodeChange('MODIFIED', node('node-a')),
+      newer: nodeChange('MODIFIED', cordoned),
+      want: nodeChange('MODIFIED', cordoned),
+    },
+    {
+      name: 'added then deleted: DELETED (consumers ignore a delete of what they never had)',
+      older: nodeChange('ADDED', node('node-a')),
+      newer: nodeChange('DELETED', cordoned),
+      want: nodeChange('DELETED', cordoned),
+    },
+    {
+      name: 'a pod moved twice: the node the consumers last knew',
+      older: podChange('MODIFIED', pod('web-0', 'node-b'), 'node-a'),
+      newer: podChange('MODIFIED', pod('web-0', 'node-c'), 'node-b'),
+      want: podChange('MODIFIED', pod('web-0', 'node-c'), 'node-a'),
+    },
+    {
+      name: 'a pod moved away and back: no oldNodeName',
+      older: podChange('MODIFIED', pod('web-0', 'node-b'), 'node-a'),
+      newer: podChange('MODIFIED', pod('web-0', 'node-a'), 'node-b'),
+      want: podChange('MODIFIED', pod('web-0', 'node-a')),
+    },
+    {
+      name: 'a pod added then moved: ADDED on its latest node, no oldNodeName',
+      older: podChange('ADDED', pod('web-0', 'node-a')),
+      newer: podChange('MODIFIED', pod('web-0', 'node-b'), 'node-a'),
+      want: podChange('ADDED', pod('web-0', 'node-b')),
+    },
+  ])('$name', ({ older, newer, want }) => {
+    const merged = coalesceChanges(older, newer);
+    expect(merged).toEqual(want);
+    // Whatever the types, the state sent is always the newest.
+    expect('node' in merged.detail ? merged.detail.node : merged.detail.pod).toEqual(
+      'node' in newer.detail ? newer.detail.node : newer.detail.pod,
+    );
+  });
+
+  it('keys objects by kind, name and uid: a re-created node is another object', () => {
+    expect(changeKey(nodeChange('ADDED', node('node-a')))).not.toBe(
+      changeKey(nodeChange('ADDED', node('node-a', { uid: 'other' }))),
+    );
+    expect(changeKey(podChange('ADDED', pod('node-a', 'x')))).not.toBe(
+      changeKey(nodeChange('ADDED', node('node-a'))),
+    );
+  });
+});
+
+describe('PublishQueue', () => {
+  it('keeps only the latest digest, and takes it before the changes', () => {
+    const queue = new PublishQueue({ maxChanges: 10 });
+    queue.addChange(nodeChange('ADDED', node('node-a')), t0);
+    expect(queue.setDigest([digest(1)], t0)).toBe(0);
+    expect(queue.setDigest([digest(2, 0, 2), digest(2, 1, 2)], t0)).toBe(1);
+    const items = queue.take(10);
+    expect(eventsOf(items).map((e) => e.detailType)).toEqual([
+      'Heartbeat Digest',
+      'Heartbeat Digest',
+      'Node Changed',
+    ]);
+    expect(queue.size).toBe(0);
+  });
+
+  it('coalesces changes of one object and keeps every object', () => {
+    const queue = new PublishQueue({ maxChanges: 10 });
+    queue.addChange(nodeChange('ADDED', node('node-a')), t0);
+    queue.addChange(nodeChange('ADDED', node('node-b')), t0 + 1);
+    queue.addChange(nodeChange('MODIFIED', node('node-a', { unschedulable: true })), t0 + 2);
+    expect(queue.pendingChanges).toBe(2);
+    expect(queue.oldestObservedAt()).toBe(t0);
+    expect(eventsOf(queue.take(10))).toEqual([
+      nodeChange('ADDED', node('node-b')),
+      nodeChange('ADDED', node('node-a', { unschedulable: true })),
+    ]);
+  });
+
+  it('drops the oldest change beyond the cap and says which', () => {
+    const queue = new PublishQueue({ maxChanges: 2 });
+    expect(queue.addChange(nodeChange('ADDED', node('node-a')), t0)).toBeUndefined();
+    expect(queue.addChange(nodeChange('ADDED', node('node-b')), t0)).toBeUndefined();
+    expect(queue.addChange(nodeChange('ADDED', node('node-c')), t0)?.key).toBe('node/node-a/node-a-uid');
+    expect(queue.pendingChanges).toBe(2);
+  });
+
+  it('takes back a failed change under a newer one of the same object, and never revives a superseded digest', () => {
+    const queue = new PublishQueue({ maxChanges: 10 });
+    queue.addChange(nodeChange('ADDED', node('node-a')), t0);
+    queue.setDigest([digest(1)], t0);
+    const [part, change] = queue.take(10);
+    queue.addChange(nodeChange('MODIFIED', node('node-a', { unschedulable: true })), t0 + 1);
+    queue.setDigest([digest(2)], t0 + 1);
+
+    expect(change !== undefined && queue.giveBack(change)).toBe(true);
+    expect(part !== undefined && queue.giveBack(part)).toBe(false);
+    expect(eventsOf(queue.take(10))).toEqual([
+      { detailType: 'Heartbeat Digest', detail: digest(2) },
+      nodeChange('ADDED', node('node-a', { unschedulable: true })),
+    ]);
+  });
+
+  it('takes at most the batch size of changes, oldest first', () => {
+    const queue = new PublishQueue({ maxChanges: 10 });
+    for (const name of ['a', 'b', 'c']) queue.addChange(nodeChange('ADDED', node(name)), t0);
+    expect(queue.take(2).map((item) => (item.kind === 'change' ? item.key : ''))).toEqual([
+      'node/a/a-uid',
+      'node/b/b-uid',
+    ]);
+    expect(queue.pendingChanges).toBe(1);
+  });
+
+  it('forgets everything when cleared (leadership lost)', () => {
+    const queue = new PublishQueue({ maxChanges: 10 });
+    queue.addChange(nodeChange('ADDED', node('node-a')), t0);
+    queue.setDigest([digest(1)], t0);
+    const [part] = queue.take(10);
+    queue.clear();
+    expect(part !== undefined && queue.giveBack(part)).toBe(false);
+    expect(queue.size).toBe(0);
+    expect(queue.oldestObservedAt()).toBeUndefined();
+  });
+});
+
+describe('RecentChanges', () => {
+  it('replays the window before now, with or without the first list, and forgets what is older', () => {
+    const recent = new RecentChanges({ window: 30_000, max: 100 });
+    recent.add({ event: nodeChange('ADDED', node('a')), observedAt: t0, initial: true });
+    recent.add({ event: nodeChange('ADDED', node('b')), observedAt: t0 + 20_000, initial: false });
+    recent.add({ event: nodeChange('ADDED', node('c')), observedAt: t0 + 40_000, initial: false });
+    const names = (includeInitial: boolean, now: number) =>
+      recent
+        .replay(now, includeInitial)
+        .map((c) => (c.event.detailType === 'Node Changed' ? c.event.detail.node.name : ''));
+
+    expect(names(true, t0 + 25_000)).toEqual(['a', 'b', 'c']);
+    expect(names(false, t0 + 25_000)).toEqual(['b', 'c']);
+    expect(names(true, t0 + 45_000)).toEqual(['b', 'c']);
+    recent.prune(t0 + 45_000);
+    expect(recent.size).toBe(2);
+  });
+
+  it('keeps at most `max` entries, dropping the oldest and saying how many', () => {
+    const recent = new RecentChanges({ window: 30_000, max: 2 });
+    const add = (name: string) =>
+      recent.add({ event: nodeChange('ADDED', node(name)), observedAt: t0, initial: false });
+    expect([add('a'), add('b'), add('c')]).toEqual([0, 0, 1]);
+    expect(recent.size).toBe(2);
+  });
+});
