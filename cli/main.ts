@@ -9,6 +9,7 @@ import { explainCommand } from './commands/explain.js';
 import { queueCommand } from './commands/queue.js';
 import { relayCommand } from './commands/relay.js';
 import { simulateCommand } from './commands/simulate.js';
+import { startCommand } from './commands/start.js';
 import { statusCommand } from './commands/status.js';
 import { handleError } from './errors.js';
 import { colourEnabled, type CliIo, type CommandContext } from './output.js';
@@ -39,8 +40,8 @@ export function buildProgram(ctx: CommandContext): Command {
     .addCommand(queueCommand(ctx))
     .addCommand(configCommand(ctx))
     .addCommand(relayCommand(ctx))
-    .addCommand(simulateCommand(ctx));
-  // `nlc start` (= npm start, issue #5 §1) goes here, from its own cli/commands/<name>.ts.
+    .addCommand(simulateCommand(ctx))
+    .addCommand(startCommand(ctx));
 
   const output = {
     writeOut: (text: string) => void io.stdout.write(text),

@@ -379,13 +379,13 @@ export class PortInUseError extends NlcError {
  *
  * @example
  * new LocalStackStartError('serverless-offline', 'exited with code 1 before it was ready').message
- * // 'local stack: serverless-offline did not start: exited with code 1 before it was ready'
+ * // 'local stack: serverless-offline: exited with code 1 before it was ready'
  */
 export class LocalStackStartError extends NlcError {
   readonly part: string;
 
   constructor(part: string, detail: string, options?: ErrorOptions) {
-    super(`local stack: ${part} did not start: ${detail}`, options);
+    super(`local stack: ${part}: ${detail}`, options);
     this.part = part;
   }
 }

@@ -1,0 +1,181 @@
+// `nlc start` (= `npm start`, issue #5 §1): the local stack in the foreground — the Kubernetes API
+// simulator with a demo cluster and its kubelets, a DynamoDB-compatible server, the functions under
+// serverless-offline with serverless.yml's rules and schedules, and the relay — with a live view, or log
+// lines with --no-ui. Ctrl-C, q or SIGTERM stops everything. What runs and why: docs/local.md; the
+// runtime itself is local/stack/ (loaded on use: it pulls in the whole stack).
+import { existsSync } from 'node:fs';
+import { delimiter } from 'node:path';
+import { Command, Option } from 'commander';
+import { z } from 'zod';
+import { CONFIG_KEYS, formatConfigValue, UPSTREAM_DEFAULTS, type ConfigKey } from '../../shared/config.js';
+import { ConfigError } from '../../shared/errors.js';
+import { parseOptions } from '../errors.js';
+import type { CommandContext } from '../output.js';
+import { settingFlag, settingKeys } from '../settings.js';
+import { DefaultPorts, PortInfo, PortNames, type PortName } from '../../local/stack/ports.js';
+
+const Port = z.coerce
+  .number({ error: 'expected a port from 0 to 65535' })
+  .int('expected a port from 0 to 65535')
+  .min(0, 'expected a port from 0 to 65535')
+  .max(65_535, 'expected a port from 0 to 65535');
+
+export const StartOptionsSchema = z.object({
+  kubeconfig: z.string().min(1, 'expected a kubeconfig file').optional(),
+  context: z.string().min(1, 'expected a context name').optional(),
+  simulator: z.boolean().optional(),
+  ui: z.boolean().default(true),
+  dataDir: z.string().min(1, 'expected a directory').default('.nlc-data'),
+  ephemeral: z.boolean().optional(),
+  // One per local/stack/ports.ts port (--port-apiserver → portApiserver; PortOptionKeys maps them).
+  portApiserver: Port.optional(),
+  portDynamodb: Port.optional(),
+  portEventbridge: Port.optional(),
+  portEventbridgePubsub: Port.optional(),
+  portLambda: Port.optional(),
+  portRelay: Port.optional(),
+  /** Setting overrides by config key, as the flags carry them: validated by shared/config.ts. */
+  settings: z.partialRecord(z.string(), z.union([z.string(), z.boolean()])),
+});
+export type StartOptions = z.output<typeof StartOptionsSchema>;
+
+/** The option key of each port's flag (commander's attribute name of `PortInfo[name].flag`). */
+export const PortOptionKeys: { readonly [K in PortName]: keyof StartOptions } = {
+  apiServer: 'portApiserver',
+  dynamodb: 'portDynamodb',
+  eventBridge: 'portEventbridge',
+  eventBridgePubSub: 'portEventbridgePubsub',
+  lambda: 'portLambda',
+  relay: 'portRelay',
+};
+
+/** The ports the options set, by local/stack/ports.ts name. */
+export function portsOf(options: StartOptions): Partial<Record<PortName, number>> {
+  const ports: Partial<Record<PortName, number>> = {};
+  for (const name of PortNames) {
+    const value = options[PortOptionKeys[name]];
+    if (typeof value === 'number') ports[name] = value;
+  }
+  return ports;
+}
+
+/**
+ * The cluster to use: --kubeconfig, else KUBECONFIG (unless --simulator), else the simulator. A
+ * KUBECONFIG listing several files is refused: the functions take one file.
+ */
+export function chooseKubeconfig(
+  options: Pick<StartOptions, 'kubeconfig' | 'simulator'>,
+  env: Readonly<Record<string, string | undefined>>,
+): string | undefined {
+  const fromEnv = env.KUBECONFIG?.trim();
+  const path = options.kubeconfig ?? (options.simulator === true || fromEnv === '' ? undefined : fromEnv);
+  if (path === undefined) return undefined;
+  const source = options.kubeconfig !== undefined ? '--kubeconfig' : 'KUBECONFIG';
+  if (source === 'KUBECONFIG' && path.includes(delimiter)) {
+    throw new ConfigError([
+      {
+        path: 'KUBECONFIG',
+        message: 'lists several files: pass one with --kubeconfig, or --simulator for the simulator',
+      },
+    ]);
+  }
+  if (!existsSync(path)) {
+    throw new ConfigError([
+      {
+        path: source,
+        message: `no such file: ${path}${source === 'KUBECONFIG' ? ' (or --simulator for the simulator)' : ''}`,
+      },
+    ]);
+  }
+  return path;
+}
+
+export const START_HELP = `
+What runs (docs/local.md), all on 127.0.0.1, nothing beyond this machine:
+  the Kubernetes API simulator with a demo cluster (3 zones x 10 nodes, pods, a DaemonSet) and its
+  kubelets; dynalite with the state tables; the functions under serverless-offline (serverless.yml's
+  handlers, rules and schedules; bundling takes most of the start-up); the relay, publishing through
+  the EventBridge client to serverless-offline's endpoint.
+With --kubeconfig (or KUBECONFIG) the relay and the functions use that cluster instead, and write to
+it (taints, pod deletions) unless --dry-run.
+
+Live view keys: up/down or j/k select a node, s stop/start its kubelet, z fail/restore its zone,
+r stop/start the relay, q or Ctrl-C quit. --no-ui logs JSON lines instead.
+
+Ports (0 picks a free one): ${PortNames.map((name) => `${PortInfo[name].flag} (${DefaultPorts[name]})`).join(', ')}.
+Settings: every flag of "nlc config" (e.g. --node-monitor-grace-period 20s), over NLC_ variables.
+
+Examples:
+  npm start
+  npm start -- --node-monitor-grace-period 20s --ephemeral
+  npm start -- --no-ui --port-dynamodb 0
+  nlc start --kubeconfig ~/.kube/kind.yaml --dry-run`;
+
+function settingOption(key: ConfigKey): Option {
+  const info = CONFIG_KEYS[key];
+  const flags = info.kind === 'boolean' ? `${settingFlag(key)} [bool]` : `${settingFlag(key)} <value>`;
+  return new Option(flags, `${info.description} (default ${formatConfigValue(key, UPSTREAM_DEFAULTS[key])})`);
+}
+
+export function startCommand(ctx: CommandContext): Command {
+  const command = new Command('start').description(
+    'run the whole system on this machine (API simulator, kubelets, DynamoDB, functions, relay) with a live view',
+  );
+  command
+    .option('--kubeconfig <file>', 'a real cluster instead of the simulator (default: KUBECONFIG)')
+    .option('--context <name>', 'kubeconfig context')
+    .option('--simulator', 'the simulator even when KUBECONFIG is set')
+    .option('--no-ui', 'log JSON lines instead of the live view')
+    .option('--data-dir <dir>', 'logs, kubeconfigs, bundles and tables', '.nlc-data')
+    .option('--ephemeral', 'keep the tables in memory (nothing survives a stop)');
+  for (const name of PortNames) {
+    command.addOption(
+      new Option(
+        `${PortInfo[name].flag} <port>`,
+        `${PortInfo[name].purpose} (default ${DefaultPorts[name]})`,
+      ),
+    );
+  }
+  const attributes = new Map<ConfigKey, string>();
+  for (const key of settingKeys()) {
+    const option = settingOption(key);
+    attributes.set(key, option.attributeName());
+    command.addOption(option);
+  }
+  return command.addHelpText('after', START_HELP).action(async (opts: Record<string, unknown>) => {
+    const settings = Object.fromEntries(
+      [...attributes].flatMap(([key, attribute]) =>
+        opts[attribute] === undefined ? [] : [[key, opts[attribute]]],
+      ),
+    );
+    const options = parseOptions(StartOptionsSchema, { ...opts, settings });
+    const kubeconfig = chooseKubeconfig(options, ctx.io.env);
+    const { runLocalStack } = await import('../../local/stack/main.js');
+    const stop = new AbortController();
+    const onSignal = (): void => {
+      stop.abort();
+    };
+    const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+    for (const signal of signals) process.on(signal, onSignal);
+    try {
+      ctx.exitCode = await runLocalStack(
+        {
+          ui: options.ui,
+          stack: {
+            dataDir: options.dataDir,
+            ephemeral: options.ephemeral === true,
+            ports: portsOf(options),
+            settings: options.settings,
+            env: ctx.io.env,
+            ...(kubeconfig !== undefined && { kubeconfig }),
+            ...(options.context !== undefined && { context: options.context }),
+          },
+        },
+        { stdout: process.stdout, stderr: ctx.io.stderr, stdin: process.stdin, env: ctx.io.env },
+        stop.signal,
+      );
+    } finally {
+      for (const signal of signals) process.off(signal, onSignal);
+    }
+  });
+}

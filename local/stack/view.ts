@@ -1,0 +1,298 @@
+// What the live view shows, read once a second: the cluster as the API server has it (each node's Ready
+// condition, taints and lease renewal, which is what the controller writes and reads), the controller's
+// own state from the tables (zone states, limiters, eviction queues: `nlc status`'s buildStatus on one
+// consistent load, read-only), the recent Decisions trail, and the local parts (kubelets, relay,
+// functions). The same snapshots, diffed, are the log lines of `--no-ui`.
+import { CoordinationV1Api, CoreV1Api, type KubeConfig, type V1Node } from '@kubernetes/client-node';
+import { buildStatus, type ZoneStatus } from '../../cli/commands/status.js';
+import { abbreviateTaint, zoneName } from '../../cli/present.js';
+import { isTaintEffect } from '../../shared/adapters/kubernetes/mapping.js';
+import { ClusterSubject, zoneSubject } from '../../shared/app/monitorReport.js';
+import type { EpochMillis } from '../../shared/domain/types.js';
+import { getZoneKey } from '../../shared/domain/zones.js';
+import type { StateStores, StoredDecision } from '../../shared/ports/stores.js';
+import type { KubeletState } from '../kubelet/index.js';
+
+export interface NodeRow {
+  readonly name: string;
+  /** `region:zone` as the controller keys it. */
+  readonly zone: string;
+  /** The simulated kubelet's state; null with a real cluster. */
+  readonly kubelet: KubeletState | null;
+  /** The node's Ready condition in the API (True, False, Unknown), null when it has none. */
+  readonly ready: string | null;
+  /** Every taint on the Node, abbreviated (`unreachable:NoExecute`). */
+  readonly taints: readonly string[];
+  /** Now minus the node Lease's renewTime: how long the node has been silent. */
+  readonly probeAgeMs: number | null;
+  /** Place in the zone's NoExecute queue (1-based), 0 once processed (tainted), null when not queued. */
+  readonly queuePosition: number | null;
+}
+
+export interface DecisionRow {
+  readonly at: EpochMillis;
+  readonly subject: string;
+  /** The pod a pod decision is about (`namespace/name`, from its inputs), null for the rest. */
+  readonly pod: string | null;
+  readonly source: string;
+  readonly what: string;
+  readonly result: string | null;
+  readonly why: string;
+  /** Stable identity (subject and stored id), for telling new decisions from seen ones. */
+  readonly key: string;
+}
+
+export interface StackSnapshot {
+  readonly at: EpochMillis;
+  readonly cluster: string;
+  readonly relay: {
+    readonly running: boolean;
+    readonly synced: boolean;
+    readonly nextSequence: number | null;
+  };
+  readonly functionsRunning: boolean;
+  /** The relay clock of the last digest the monitor processed. */
+  readonly observedAt: EpochMillis | null;
+  readonly masterDisruption: boolean;
+  readonly zones: readonly ZoneStatus[];
+  readonly nodes: readonly NodeRow[];
+  /** Newest first. */
+  readonly decisions: readonly DecisionRow[];
+  /** The last read failure, if the last read failed (the rest is then the previous snapshot's). */
+  readonly error: string | null;
+}
+
+export interface SnapshotSource {
+  readonly cluster: string;
+  readonly stores: Pick<StateStores, 'controllerState' | 'decisions'>;
+  readonly kubeConfig: KubeConfig;
+  readonly kubeletState?: (node: string) => KubeletState | undefined;
+  readonly relay: () => {
+    readonly running: boolean;
+    readonly synced: boolean;
+    readonly nextSequence: number | null;
+  };
+  readonly functionsRunning: () => boolean;
+  /** Decisions kept (12). */
+  readonly decisionLimit?: number;
+  /** Decisions read per subject (4): the newest of each node, zone and the cluster. */
+  readonly decisionsPerSubject?: number;
+  /**
+   * Leave out the rows a write records before it is attempted (result `intended`): the row with its
+   * outcome follows at once, and a screen has room for few rows.
+   */
+  readonly outcomesOnly?: boolean;
+}
+
+const byName = (a: string, b: string): number => a.localeCompare(b, 'en', { numeric: true });
+
+function nodeZone(node: V1Node): string {
+  return zoneName(getZoneKey(node.metadata?.labels));
+}
+
+function readyOf(node: V1Node): string | null {
+  return node.status?.conditions?.find((c) => c.type === 'Ready')?.status ?? null;
+}
+
+function toDecisionRow(d: StoredDecision): DecisionRow {
+  return {
+    at: d.at,
+    subject: d.node,
+    pod: typeof d.inputs?.pod === 'string' ? d.inputs.pod : null,
+    source: d.source,
+    what: d.what,
+    result: d.result ?? null,
+    why: d.why,
+    key: `${d.node}#${d.id}`,
+  };
+}
+
+/**
+ * Reads snapshots; `read` never throws: a failure comes back as `error` with the previous data.
+ *
+ * @example
+ * const reader = snapshotReader(source);
+ * const snapshot = await reader.read(Date.now());
+ */
+export function snapshotReader(source: SnapshotSource): { read(now: EpochMillis): Promise<StackSnapshot> } {
+  const core = source.kubeConfig.makeApiClient(CoreV1Api);
+  const coordination = source.kubeConfig.makeApiClient(CoordinationV1Api);
+  const limit = source.decisionLimit ?? 12;
+  const perSubject = source.decisionsPerSubject ?? 4;
+  let previous: StackSnapshot = {
+    at: 0,
+    cluster: source.cluster,
+    relay: { running: false, synced: false, nextSequence: null },
+    functionsRunning: false,
+    observedAt: null,
+    masterDisruption: false,
+    zones: [],
+    nodes: [],
+    decisions: [],
+    error: null,
+  };
+
+  async function read(now: EpochMillis): Promise<StackSnapshot> {
+    const relay = source.relay();
+    const functionsRunning = source.functionsRunning();
+    try {
+      const [nodeList, leaseList, loaded] = await Promise.all([
+        core.listNode(),
+        coordination.listNamespacedLease({ namespace: 'kube-node-lease' }),
+        source.stores.controllerState.load(source.cluster),
+      ]);
+      const status = buildStatus(loaded);
+      const renewed = new Map<string, number>();
+      for (const lease of leaseList.items) {
+        const name = lease.metadata?.name;
+        const renewTime = lease.spec?.renewTime;
+        if (name !== undefined && renewTime !== undefined) renewed.set(name, new Date(renewTime).getTime());
+      }
+      const queued = new Map(status.nodes.map((n) => [n.name, n.eviction]));
+      const nodes = nodeList.items
+        .map((node): NodeRow => {
+          const name = node.metadata?.name ?? '';
+          const renewal = renewed.get(name);
+          const eviction = queued.get(name);
+          return {
+            name,
+            zone: nodeZone(node),
+            kubelet: source.kubeletState?.(name) ?? null,
+            ready: readyOf(node),
+            taints: (node.spec?.taints ?? []).map((t) =>
+              isTaintEffect(t.effect)
+                ? abbreviateTaint({
+                    key: t.key,
+                    effect: t.effect,
+                    ...(t.value !== undefined && { value: t.value }),
+                  })
+                : `${t.key}:${t.effect}`,
+            ),
+            probeAgeMs: renewal === undefined ? null : Math.max(0, now - renewal),
+            queuePosition:
+              eviction === undefined ? null : (eviction.position ?? (eviction.processed ? 0 : null)),
+          };
+        })
+        .sort((a, b) => byName(a.zone, b.zone) || byName(a.name, b.name));
+
+      const subjects = [
+        ...nodes.map((n) => n.name),
+        ...[...loaded.state.zoneStates.keys()].map(zoneSubject),
+        ClusterSubject,
+      ];
+      const trails = await Promise.all(
+        subjects.map((subject) =>
+          source.stores.decisions.query(source.cluster, subject, { limit: perSubject }),
+        ),
+      );
+      const decisions = trails
+        .flat()
+        .filter((d) => source.outcomesOnly !== true || d.result !== 'intended')
+        .map(toDecisionRow)
+        .sort((a, b) => b.at - a.at || (a.key < b.key ? 1 : a.key > b.key ? -1 : 0))
+        .slice(0, limit);
+
+      previous = {
+        at: now,
+        cluster: source.cluster,
+        relay,
+        functionsRunning,
+        observedAt: loaded.meta.lastObservedAt ?? null,
+        masterDisruption: loaded.meta.masterDisruption,
+        zones: status.zones,
+        nodes,
+        decisions,
+        error: null,
+      };
+    } catch (error) {
+      previous = {
+        ...previous,
+        at: now,
+        relay,
+        functionsRunning,
+        error: error instanceof Error ? error.message : String(error),
+      };
+    }
+    return previous;
+  }
+
+  return { read };
+}
+
+/** A change between two snapshots, as a log record. */
+export interface SnapshotChange {
+  readonly message: string;
+  readonly fields: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * What changed from `before` to `after`: zone states, nodes' Ready and taints, kubelets, the relay,
+ * new decisions. The `--no-ui` log lines.
+ */
+export function snapshotChanges(before: StackSnapshot | undefined, after: StackSnapshot): SnapshotChange[] {
+  const changes: SnapshotChange[] = [];
+  const zonesBefore = new Map(before?.zones.map((z) => [z.zone, z]));
+  for (const zone of after.zones) {
+    const was = zonesBefore.get(zone.zone);
+    if (was?.state !== zone.state) {
+      changes.push({
+        message: 'zone state',
+        fields: {
+          zone: zone.zone,
+          state: zone.state,
+          was: was?.state ?? null,
+          size: zone.size,
+          unhealthy: zone.unhealthy,
+        },
+      });
+    }
+  }
+  const nodesBefore = new Map(before?.nodes.map((n) => [n.name, n]));
+  for (const node of after.nodes) {
+    const was = nodesBefore.get(node.name);
+    if (was === undefined) {
+      if (before !== undefined)
+        changes.push({ message: 'node added', fields: { node: node.name, zone: node.zone } });
+      continue;
+    }
+    if (was.ready !== node.ready) {
+      changes.push({ message: 'node Ready', fields: { node: node.name, ready: node.ready, was: was.ready } });
+    }
+    if (was.taints.join(',') !== node.taints.join(',')) {
+      changes.push({
+        message: 'node taints',
+        fields: { node: node.name, taints: node.taints, was: was.taints },
+      });
+    }
+    if (was.kubelet !== node.kubelet) {
+      changes.push({
+        message: 'kubelet',
+        fields: { node: node.name, kubelet: node.kubelet, was: was.kubelet },
+      });
+    }
+  }
+  if (before !== undefined && before.relay.running !== after.relay.running) {
+    changes.push({ message: after.relay.running ? 'relay started' : 'relay stopped', fields: {} });
+  }
+  if (before !== undefined && before.error !== after.error && after.error !== null) {
+    changes.push({ message: 'reading the state failed', fields: { error: after.error } });
+  }
+  const seen = new Set(before?.decisions.map((d) => d.key));
+  const oldest = before?.decisions.at(-1)?.at ?? Number.NEGATIVE_INFINITY;
+  for (const decision of [...after.decisions].reverse()) {
+    if (seen.has(decision.key) || decision.at < oldest) continue;
+    changes.push({
+      message: 'decision',
+      fields: {
+        at: new Date(decision.at).toISOString(),
+        subject: decision.subject,
+        ...(decision.pod !== null && { pod: decision.pod }),
+        source: decision.source,
+        what: decision.what,
+        result: decision.result,
+        why: decision.why,
+      },
+    });
+  }
+  return changes;
+}

@@ -1,0 +1,111 @@
+// `nlc start` (npm start): its flags, their validation before anything starts, and which cluster it
+// uses. Starting the stack itself is test/e2e/localStack*.test.ts.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { delimiter, join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  chooseKubeconfig,
+  PortOptionKeys,
+  portsOf,
+  StartOptionsSchema,
+} from '../../../cli/commands/start.js';
+import { DefaultPorts, PortInfo, PortNames } from '../../../local/stack/ports.js';
+import { ConfigError } from '../../../shared/errors.js';
+import { runCli } from './helpers.js';
+
+let dir: string;
+let kubeconfig: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'nlc-start-'));
+  kubeconfig = join(dir, 'kubeconfig');
+  await writeFile(kubeconfig, 'apiVersion: v1\nkind: Config\n');
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('nlc start', () => {
+  it('--help lists the flags, the ports with their defaults, the keys and the settings', async () => {
+    const { code, stdout } = await runCli(['start', '--help']);
+    expect(code).toBe(0);
+    expect(stdout).toContain('Usage: nlc start [options]');
+    for (const name of PortNames) expect(stdout).toContain(`${PortInfo[name].flag} (${DefaultPorts[name]})`);
+    for (const flag of [
+      '--kubeconfig',
+      '--no-ui',
+      '--data-dir',
+      '--ephemeral',
+      '--node-monitor-grace-period',
+      '--dry-run',
+    ]) {
+      expect(stdout).toContain(flag);
+    }
+    expect(stdout).toContain('s stop/start its kubelet, z fail/restore its zone');
+  });
+
+  it('rejects a bad port by its flag, before starting anything (exit 2)', async () => {
+    const { code, stderr } = await runCli([
+      'start',
+      '--no-ui',
+      '--data-dir',
+      dir,
+      '--port-dynamodb',
+      'eighty',
+      '--port-relay',
+      '70000',
+    ]);
+    expect(code).toBe(2);
+    expect(stderr).toContain('- --port-dynamodb: expected a port from 0 to 65535');
+    expect(stderr).toContain('- --port-relay: expected a port from 0 to 65535');
+  });
+
+  it('rejects a bad setting by its flag (exit 2)', async () => {
+    const { code, stderr } = await runCli([
+      'start',
+      '--no-ui',
+      '--data-dir',
+      dir,
+      '--node-monitor-grace-period',
+      'fourty',
+    ]);
+    expect(code).toBe(2);
+    expect(stderr).toContain('- --node-monitor-grace-period: expected a duration');
+  });
+
+  it('rejects a KUBECONFIG listing several files, and a missing kubeconfig file (exit 2)', async () => {
+    const several = await runCli(['start', '--no-ui', '--data-dir', dir], {
+      env: { KUBECONFIG: [kubeconfig, kubeconfig].join(delimiter) },
+    });
+    expect(several.code).toBe(2);
+    expect(several.stderr).toContain(
+      '- KUBECONFIG: lists several files: pass one with --kubeconfig, or --simulator',
+    );
+    const missing = await runCli(['start', '--no-ui', '--data-dir', dir, '--kubeconfig', join(dir, 'nope')]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('- --kubeconfig: no such file');
+  });
+});
+
+describe('chooseKubeconfig', () => {
+  it('takes --kubeconfig, else KUBECONFIG, else the simulator; --simulator ignores KUBECONFIG', () => {
+    expect(chooseKubeconfig({ kubeconfig }, {})).toBe(kubeconfig);
+    expect(chooseKubeconfig({}, { KUBECONFIG: kubeconfig })).toBe(kubeconfig);
+    expect(chooseKubeconfig({ simulator: true }, { KUBECONFIG: kubeconfig })).toBeUndefined();
+    expect(chooseKubeconfig({}, {})).toBeUndefined();
+    expect(chooseKubeconfig({}, { KUBECONFIG: '' })).toBeUndefined();
+    expect(() => chooseKubeconfig({}, { KUBECONFIG: join(dir, 'missing') })).toThrow(ConfigError);
+  });
+});
+
+describe('the port options', () => {
+  it('map every --port-* flag to its port', () => {
+    for (const name of PortNames) {
+      const flag = PortInfo[name].flag;
+      const key = flag.slice(2).replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+      expect(PortOptionKeys[name]).toBe(key);
+    }
+    const options = StartOptionsSchema.parse({ settings: {}, portDynamodb: '0', portRelay: 9000 });
+    expect(portsOf(options)).toEqual({ dynamodb: 0, relay: 9000 });
+  });
+});

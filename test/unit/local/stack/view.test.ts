@@ -1,0 +1,104 @@
+// The --no-ui log: what changed between two snapshots of the live view.
+import { describe, expect, it } from 'vitest';
+import { snapshotChanges, type NodeRow, type StackSnapshot } from '../../../../local/stack/view.js';
+
+const at = Date.parse('2026-01-29T09:00:00Z');
+
+function node(overrides: Partial<NodeRow> = {}): NodeRow {
+  return {
+    name: 'a-1',
+    zone: 'region-1:zone-a',
+    kubelet: 'running',
+    ready: 'True',
+    taints: [],
+    probeAgeMs: 1_000,
+    queuePosition: null,
+    ...overrides,
+  };
+}
+
+function snapshot(overrides: Partial<StackSnapshot> = {}): StackSnapshot {
+  return {
+    at,
+    cluster: 'default',
+    relay: { running: true, synced: true, nextSequence: 1 },
+    functionsRunning: true,
+    observedAt: at,
+    masterDisruption: false,
+    zones: [
+      {
+        zone: 'region-1:zone-a',
+        state: 'Normal',
+        size: 1,
+        unhealthy: 0,
+        unhealthyPercent: 0,
+        limiter: null,
+        queueLength: 0,
+        processedOnce: 0,
+      },
+    ],
+    nodes: [node()],
+    decisions: [],
+    error: null,
+    ...overrides,
+  };
+}
+
+const decision = (key: string, offset: number) => ({
+  at: at + offset,
+  subject: 'a-1',
+  pod: null,
+  source: 'monitor',
+  what: 'updateNodeStatus',
+  result: 'ok',
+  why: 'tryUpdateNodeHealth',
+  key,
+});
+
+describe('snapshotChanges', () => {
+  it('reports the zones and decisions of the first snapshot, but no node as added', () => {
+    const changes = snapshotChanges(undefined, snapshot({ decisions: [decision('d1', 0)] }));
+    expect(changes.map((c) => c.message)).toEqual(['zone state', 'decision']);
+    expect(changes[0]?.fields).toMatchObject({ zone: 'region-1:zone-a', state: 'Normal', was: null });
+  });
+
+  it('reports Ready, taints, kubelet, relay and zone changes', () => {
+    const before = snapshot();
+    const after = snapshot({
+      relay: { running: false, synced: false, nextSequence: null },
+      zones: [
+        { ...(before.zones[0] as StackSnapshot['zones'][number]), state: 'FullDisruption', unhealthy: 1 },
+      ],
+      nodes: [
+        node({ kubelet: 'stopped', ready: 'Unknown', taints: ['unreachable:NoSchedule'] }),
+        node({ name: 'a-2' }),
+      ],
+    });
+    expect(snapshotChanges(before, after).map((c) => [c.message, c.fields])).toEqual([
+      [
+        'zone state',
+        { zone: 'region-1:zone-a', state: 'FullDisruption', was: 'Normal', size: 1, unhealthy: 1 },
+      ],
+      ['node Ready', { node: 'a-1', ready: 'Unknown', was: 'True' }],
+      ['node taints', { node: 'a-1', taints: ['unreachable:NoSchedule'], was: [] }],
+      ['kubelet', { node: 'a-1', kubelet: 'stopped', was: 'running' }],
+      ['node added', { node: 'a-2', zone: 'region-1:zone-a' }],
+      ['relay stopped', {}],
+    ]);
+  });
+
+  it('reports each new decision once, oldest first, and a read failure', () => {
+    const before = snapshot({ decisions: [decision('d1', 0)] });
+    const after = snapshot({
+      decisions: [decision('d3', 2), decision('d2', 1), decision('d1', 0)],
+      error: 'boom',
+    });
+    const changes = snapshotChanges(before, after);
+    expect(changes.map((c) => c.message)).toEqual(['reading the state failed', 'decision', 'decision']);
+    expect(changes.slice(1).map((c) => c.fields.at)).toEqual([
+      new Date(at + 1).toISOString(),
+      new Date(at + 2).toISOString(),
+    ]);
+    expect(snapshotChanges(after, after)).toEqual([]);
+  });
+});
