@@ -46,7 +46,7 @@ import {
   type HealthRow,
 } from './healthRows.js';
 import { parseItem } from './items.js';
-import { NodeGroupSchema, nodeOfItem } from './nodeStore.js';
+import { getNodesItem, NodeGroupSchema, nodeOfItem } from './nodeStore.js';
 import { toDomainQueue } from './queueState.js';
 import { NodesByChangeIndex } from './tables.js';
 import { commitZoneQueueMerging, readZoneQueue, snapshotOf, versionOf } from './zoneQueues.js';
@@ -144,27 +144,10 @@ export class DynamoDbControllerStateStore implements ControllerStateStore {
   }
 
   async getNodeHealth(cluster: string, name: string, opts: StoreCallOptions = {}): Promise<StoredNodeHealth> {
-    const { ctx } = this;
-    const key = { cluster: checkClusterName(cluster), node: name };
-    const output = await request(
-      ctx,
-      'GetItem',
-      { table: ctx.tables.nodes, key },
-      (abortSignal) =>
-        ctx.doc.send(
-          new GetCommand({
-            TableName: ctx.tables.nodes,
-            Key: key,
-            ConsistentRead: true,
-            ReturnConsumedCapacity: 'TOTAL',
-          }),
-          { abortSignal },
-        ),
-      opts.signal,
-    );
-    if (output.Item === undefined) return {};
+    const item = await getNodesItem(this.ctx, cluster, name, opts.signal);
+    if (item === undefined) return {};
     // One item, decoded as a load decodes it, so both readers agree on what a row means.
-    const rows = decodeNodesItems(ctx, cluster, [output.Item]);
+    const rows = decodeNodesItems(this.ctx, cluster, [item]);
     const node = rows.nodes.get(name);
     const health = rows.nodeHealth.get(name);
     const evictionStatus = rows.nodeEvictionStatus.get(name);

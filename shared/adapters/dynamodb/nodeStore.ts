@@ -87,26 +87,11 @@ export class DynamoDbNodeStore implements NodeStore {
   }
 
   async getNode(cluster: string, name: string, opts: StoreCallOptions = {}): Promise<Node | undefined> {
-    const { ctx } = this;
-    const key = { cluster: checkClusterName(cluster), node: name };
-    const output = await request(
-      ctx,
-      'GetItem',
-      { table: ctx.tables.nodes, key },
-      (abortSignal) =>
-        ctx.doc.send(
-          new GetCommand({
-            TableName: ctx.tables.nodes,
-            Key: key,
-            ConsistentRead: true,
-            ReturnConsumedCapacity: 'TOTAL',
-          }),
-          { abortSignal },
-        ),
-      opts.signal,
+    const item = await getNodesItem(this.ctx, cluster, name, opts.signal);
+    if (item === undefined) return undefined;
+    return nodeOfItem(
+      parseItem(NodeGroupSchema, item, { table: this.ctx.tables.nodes, key: { cluster, node: name } }),
     );
-    if (output.Item === undefined) return undefined;
-    return nodeOfItem(parseItem(NodeGroupSchema, output.Item, { table: ctx.tables.nodes, key }));
   }
 
   async getNodes(
@@ -211,4 +196,34 @@ export class DynamoDbNodeStore implements NodeStore {
       throw error;
     }
   }
+}
+
+/**
+ * One Nodes item, strongly consistent (both groups: the node copy and the monitor's health). Shared by
+ * NodeStore.getNode and ControllerStateStore.getNodeHealth.
+ */
+export async function getNodesItem(
+  ctx: DynamoContext,
+  cluster: string,
+  name: string,
+  signal: AbortSignal | undefined,
+): Promise<StoredItem | undefined> {
+  const key = { cluster: checkClusterName(cluster), node: name };
+  const output = await request(
+    ctx,
+    'GetItem',
+    { table: ctx.tables.nodes, key },
+    (abortSignal) =>
+      ctx.doc.send(
+        new GetCommand({
+          TableName: ctx.tables.nodes,
+          Key: key,
+          ConsistentRead: true,
+          ReturnConsumedCapacity: 'TOTAL',
+        }),
+        { abortSignal },
+      ),
+    signal,
+  );
+  return output.Item;
 }
