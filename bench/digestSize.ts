@@ -41,6 +41,7 @@ function digest(probes: Map<string, number>): HeartbeatDigest {
     cluster: 'prod-eu-west-1',
     relayId: 'nlc-relay-6f9c7d8b5-x2k4q',
     leaderSince: observedAt - 86_400_000,
+    observingSince: observedAt - 86_400_000,
     sequence: 17_280,
     observedAt,
     part: { index: 0, count: 1 },

@@ -194,6 +194,7 @@ async function run(nodeCount: number) {
     cluster: config.cluster,
     relayId: 'nlc-relay-6f9c7d8b5-x2k4q',
     leaderSince: t0 - 86_400_000,
+    observingSince: t0 - 86_400_000,
     sequence: ++sequence,
     observedAt: now,
     part: { index: 0, count: 1 },

@@ -102,17 +102,29 @@ export interface DigestIdentity {
   readonly sequence: number;
   /** The relay's clock now: the digest's time and the functions' `now`. */
   readonly observedAt: EpochMillis;
+  /**
+   * Since when this relay has observed the node Leases (its lease informer's first list). Before that
+   * it saw nothing, so the functions do not hold a node's silence before then against it: upstream
+   * gives every node a fresh probe when its controller starts.
+   */
+  readonly observingSince: EpochMillis;
 }
 
 /**
- * The whole probe table as one Heartbeat Digest (part 0 of 1; split it with splitDigest). Nodes with
- * no probe observed yet are left out: the functions keep the probe they have. A probe later than
+ * The whole probe table as one Heartbeat Digest (part 0 of 1; split it with splitDigest). A node with a
+ * baseline (a Lease or a Ready heartbeat seen) but no probe observed yet is sent as probed at
+ * `observingSince`: this relay cannot tell when it was last alive before it started watching, and
+ * upstream gives every node a fresh probe when its controller starts (a relay restart or an outage
+ * must not make a healthy node look silent). A node with neither (a kubelet that never came up) is left
+ * out: the functions keep the probe they have, as upstream keeps the creation time. A probe later than
  * observedAt (the relay clock stepped back) is sent as observedAt, since ages cannot be negative.
  */
 export function buildDigest(tracker: ProbeTracker, identity: DigestIdentity): HeartbeatDigest {
   const probes = new Map<string, EpochMillis>();
   for (const [name, entry] of tracker.nodes) {
-    if (entry.probedAt !== undefined) probes.set(name, Math.min(entry.probedAt, identity.observedAt));
+    const baseline = entry.leaseRenewTime !== undefined || entry.readyHeartbeatTime !== undefined;
+    const probe = entry.probedAt ?? (baseline ? identity.observingSince : undefined);
+    if (probe !== undefined) probes.set(name, Math.min(probe, identity.observedAt));
   }
   return {
     schemaVersion: 1,
@@ -121,6 +133,7 @@ export function buildDigest(tracker: ProbeTracker, identity: DigestIdentity): He
     leaderSince: identity.leaderSince,
     sequence: identity.sequence,
     observedAt: identity.observedAt,
+    observingSince: Math.min(identity.observingSince, identity.observedAt),
     part: { index: 0, count: 1 },
     probes,
   };

@@ -86,6 +86,8 @@ export interface ReflectorStatus {
   readonly resource: string;
   /** The first list completed. */
   readonly synced: boolean;
+  /** When the first list completed (the Scheduler's clock); undefined before. */
+  readonly syncedAt?: EpochMillis;
   /** The resourceVersion the watch resumes from ('' before the first list). */
   readonly resourceVersion: string;
   readonly objects: number;
@@ -147,6 +149,7 @@ export class Reflector<T> {
   private readonly random: () => number;
   private resourceVersion = '';
   private synced = false;
+  private syncedAt: EpochMillis | undefined;
   private stopped = true;
   /** Bumped whenever the current watch is abandoned, so its late callbacks are ignored. */
   private generation = 0;
@@ -200,6 +203,7 @@ export class Reflector<T> {
     return {
       resource: this.options.resource,
       synced: this.synced,
+      ...(this.syncedAt !== undefined && { syncedAt: this.syncedAt }),
       resourceVersion: this.resourceVersion,
       objects: this.cache.size,
       watching: this.controller !== undefined,
@@ -297,6 +301,7 @@ export class Reflector<T> {
     this.resourceVersion = resourceVersion;
     if (!this.synced) {
       this.synced = true;
+      this.syncedAt = this.options.scheduler.now();
       this.options.onSynced?.();
     }
   }

@@ -254,7 +254,17 @@ export function createRelay(options: RelayOptions): Relay {
       return undefined;
     }
     const now = scheduler.now();
-    const digest = buildDigest(tracker, { cluster, relayId, leaderSince, sequence, observedAt: now });
+    // Since when this process has observed the node Leases: both lists done (a standby's informers run
+    // before it leads, so a takeover keeps its history). A restarted relay starts again.
+    const observingSince = Math.max(nodes.status().syncedAt ?? now, leases.status().syncedAt ?? now);
+    const digest = buildDigest(tracker, {
+      cluster,
+      relayId,
+      leaderSince,
+      sequence,
+      observedAt: now,
+      observingSince,
+    });
     sequence++;
     let parts: HeartbeatDigest[];
     let bytes: number;

@@ -292,6 +292,11 @@ const HeartbeatDigestV1 = z
     leaderSince: Time,
     sequence: NonNegativeInt,
     observedAt: Time,
+    /**
+     * Relay-clock instant since which this relay has observed the node Leases without interruption (its
+     * lease informer's first list). Optional on the wire (relays before it): leaderSince stands in.
+     */
+    observingSince: Time.optional(),
     part: PartSchema,
     probeAges: z.record(NodeDomain, z.record(NodePrefix, z.record(NodeSuffix, NonNegativeInt))),
   })
@@ -319,6 +324,7 @@ const HeartbeatDigestDomain = z.object({
   leaderSince: EpochMillisSchema,
   sequence: NonNegativeInt,
   observedAt: EpochMillisSchema,
+  observingSince: EpochMillisSchema,
   part: PartSchema,
   probes: z.map(NodeName, EpochMillisSchema),
 });
@@ -335,7 +341,7 @@ export const HeartbeatDigestDetail = z.codec(
   z.discriminatedUnion('schemaVersion', [HeartbeatDigestV1], { error: schemaVersionError }),
   HeartbeatDigestDomain,
   {
-    decode: ({ probeAges, ...rest }) => {
+    decode: ({ probeAges, observingSince, ...rest }) => {
       const probes = new Map<string, EpochMillis>();
       for (const [domain, prefixes] of Object.entries(probeAges)) {
         for (const [prefix, suffixes] of Object.entries(prefixes)) {
@@ -344,7 +350,7 @@ export const HeartbeatDigestDetail = z.codec(
           }
         }
       }
-      return { ...rest, probes };
+      return { ...rest, observingSince: observingSince ?? rest.leaderSince, probes };
     },
     encode: ({ probes, ...rest }) => {
       // Sorted, so equal digests encode to equal bytes.

@@ -84,6 +84,7 @@ const identityFields = [
   'leaderSince',
   'sequence',
   'observedAt',
+  'observingSince',
 ] as const;
 
 /**

@@ -36,7 +36,10 @@ export const MonitorSource = 'monitor';
 
 export interface MonitorDeps {
   readonly config: ControllerConfig;
-  readonly stores: Pick<StateStores, 'controllerState' | 'decisions' | 'digestParts' | 'podEvictions'>;
+  readonly stores: Pick<
+    StateStores,
+    'controllerState' | 'decisions' | 'digestParts' | 'podEvictions' | 'nodes'
+  >;
   readonly cluster: Pick<ClusterPort, 'execute'>;
   readonly observer: Observer;
   /** Measures how long a pass takes (metrics only; decisions use the digest's observedAt). */
@@ -297,11 +300,39 @@ async function passAndCommit(
     ]);
   }
 
+  const observingSince = Math.min(digest.observingSince, now);
+  if (loaded.meta.lastObservingSince !== undefined && loaded.meta.lastObservingSince !== observingSince) {
+    // A relay restarted or another took over: its digests count every node it has a Lease or status
+    // for as probed no earlier than observingSince (probeTracker.ts buildDigest).
+    observer.info('relay observation restarted: nodes not seen renewing since count from then', {
+      cluster,
+      relayId: digest.relayId,
+      observingSince: iso(observingSince),
+      previousObservingSince: iso(loaded.meta.lastObservingSince),
+    });
+    await executor.record([
+      {
+        node: ClusterSubject,
+        what: 'observationRestart',
+        why:
+          `relay ${digest.relayId} has observed the node Leases since ${iso(observingSince)} (a restart or a ` +
+          'failover): a node it has not seen renew since then is taken as probed at that instant, as ' +
+          'upstream gives every node a fresh probe when its controller starts',
+        inputs: {
+          observingSince: iso(observingSince),
+          previousObservingSince: iso(loaded.meta.lastObservingSince),
+          relayId: digest.relayId,
+        },
+      },
+    ]);
+  }
+
   const leases = new Map<string, Lease>([...digest.probes].map(([name, at]) => [name, { renewTime: at }]));
   const nodes = [...loaded.nodes.values()];
   const passStarted = clock.now();
   const pass: MonitorPassResult = await driveAsync(
-    monitorNodeHealth(state, { nodes, leases }, now, config),
+    // The digest is the only probe source (nodeHealth.ts heartbeatIsProbe): the node copies lag.
+    monitorNodeHealth(state, { nodes, leases }, now, config, { heartbeatIsProbe: false }),
     executor.execute,
   );
   const passMs = clock.now() - passStarted;
@@ -319,6 +350,7 @@ async function passAndCommit(
     lastRelayId: digest.relayId,
     masterDisruption,
     relayLastSeen: Math.max(loaded.meta.relayLastSeen ?? now, now),
+    lastObservingSince: observingSince,
   };
   // Diffed against what was loaded: the observation-gap reset and the legacy status are changes too.
   const committed = await stores.controllerState.commit(
@@ -328,6 +360,10 @@ async function passAndCommit(
   );
   cache?.set(cluster, committed);
   if (split) await stores.digestParts.clearParts(cluster, digest, opts);
+  // Nodes the API returned in this pass are newer than the cache's copies (heartbeat-only status posts
+  // are not Node Changed): keep them, so the next status write starts from the cluster's resourceVersion.
+  // putNode never replaces a newer copy, so a Node Changed that got there first wins.
+  for (const node of pass.nodeCopies.values()) await stores.nodes.putNode(cluster, node, opts);
 
   await executor.record(
     passDecisions({ before, pass, nodes: loaded.nodes, evictionMode: config.evictionMode, now }),

@@ -93,9 +93,17 @@ export type Effect =
   | DeletePod
   | RecordEvent;
 
+/**
+ * A status write's answer: on success, the node as the API returned it (its new resourceVersion), when
+ * the executor has it. The monitor keeps that copy, so its next write does not start from a stale one.
+ */
+export type UpdateNodeStatusResult =
+  | { readonly ok: true; readonly node?: Node }
+  | { readonly ok: false; readonly reason: FailureReason; readonly message: string };
+
 /** The answer each kind of effect gets. */
 export interface EffectResults {
-  readonly updateNodeStatus: WriteResult;
+  readonly updateNodeStatus: UpdateNodeStatusResult;
   readonly getNode: ReadResult<Node>;
   readonly listPodsOnNode: ReadResult<readonly Pod[]>;
   readonly swapNodeTaints: WriteResult;

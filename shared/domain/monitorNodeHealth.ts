@@ -61,6 +61,11 @@ export interface MonitorInput {
 export interface MonitorOptions {
   /** Upstream tests override enterPartialDisruptionFunc / enterFullDisruptionFunc. */
   readonly disruptionQPSFuncs?: DisruptionQPSFuncs;
+  /**
+   * tryUpdateNodeHealth's heartbeatIsProbe (default true, upstream). The functions pass false: the
+   * Heartbeat Digest is their only probe source, because their node copy lags the cluster.
+   */
+  readonly heartbeatIsProbe?: boolean;
 }
 
 export interface MonitorPassResult {
@@ -73,6 +78,12 @@ export interface MonitorPassResult {
   readonly healthUpdateFailures: readonly string[];
   /** Per node, the Ready condition before and after this pass (for metrics, Decisions, scenarios). */
   readonly readiness: ReadonlyMap<string, { observed: NodeCondition; current: NodeCondition | undefined }>;
+  /**
+   * Nodes as the API returned them in this pass (a re-read after a failed status write, or the written
+   * node), newer than the node cache's copy: the caller keeps them, so its next pass does not decide on
+   * (and write from) a copy the cluster has moved past.
+   */
+  readonly nodeCopies: ReadonlyMap<string, Node>;
 }
 
 /**
@@ -129,9 +140,19 @@ export function* monitorNodeHealth(
   const zoneToNodeConditions = new Map<string, (NodeCondition | undefined)[]>();
   const healthUpdateFailures: string[] = [];
   const readiness = new Map<string, { observed: NodeCondition; current: NodeCondition | undefined }>();
+  const nodeCopies = new Map<string, Node>();
+  const healthOptions = { heartbeatIsProbe: options.heartbeatIsProbe ?? true };
 
   for (const listed of input.nodes) {
-    const updated = yield* updateNodeHealthWithRetry(s, listed, input.leases.get(listed.name), now, config);
+    const updated = yield* updateNodeHealthWithRetry(
+      s,
+      listed,
+      input.leases.get(listed.name),
+      now,
+      config,
+      healthOptions,
+      nodeCopies,
+    );
     if (updated === undefined) {
       // Upstream: "Update health of Node from Controller error, Skipping - no pods will be evicted."
       healthUpdateFailures.push(listed.name);
@@ -198,12 +219,14 @@ export function* monitorNodeHealth(
     removed: deleted,
     healthUpdateFailures,
     readiness,
+    nodeCopies,
   };
 }
 
 /**
  * upstream: PollImmediate(retrySleepTime, retrySleepTime*NodeHealthUpdateRetry, tryUpdateNodeHealth
- * then, on error, a fresh GET of the node). Returns undefined when every attempt failed.
+ * then, on error, a fresh GET of the node). Returns undefined when every attempt failed. Every node the
+ * API returns (re-read or written) goes into `nodeCopies`.
  */
 function* updateNodeHealthWithRetry(
   s: WorkingState,
@@ -211,10 +234,12 @@ function* updateNodeHealthWithRetry(
   lease: Lease | undefined,
   now: EpochMillis,
   config: MonitorConfig,
+  options: { readonly heartbeatIsProbe: boolean },
+  nodeCopies: Map<string, Node>,
 ): Pass<{ node: Node; update: NodeHealthUpdate } | undefined> {
   let node = listed;
   for (let attempt = 0; attempt < NodeHealthUpdateRetry; attempt++) {
-    const update = tryUpdateNodeHealth(node, lease, s.nodeHealth.get(node.name), now, config);
+    const update = tryUpdateNodeHealth(node, lease, s.nodeHealth.get(node.name), now, config, options);
     if (update.statusUpdate === undefined) {
       s.nodeHealth.set(node.name, update.nodeHealth);
       return { node: { ...node, conditions: update.conditions }, update };
@@ -228,12 +253,17 @@ function* updateNodeHealthWithRetry(
     });
     if (written.ok) {
       s.nodeHealth.set(node.name, update.nodeHealth);
+      if (written.node !== undefined) nodeCopies.set(node.name, written.node);
       return { node: { ...node, conditions: update.conditions }, update };
     }
     s.nodeHealth.set(node.name, update.nodeHealthIfUpdateFails);
+    // Upstream re-reads and retries (NodeHealthUpdateRetry). With heartbeatIsProbe false, a heartbeat
+    // the re-read shows is not taken as a new probe: the digest already carried it, and taking it would
+    // restart the grace period of a node whose copy was older than its last 5-minute status post.
     const fresh = yield* perform({ kind: 'getNode', node: node.name });
     if (!fresh.ok) return undefined;
     node = fresh.value;
+    nodeCopies.set(node.name, node);
   }
   return undefined;
 }

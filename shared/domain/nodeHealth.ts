@@ -75,13 +75,26 @@ interface NodeHealthDraft {
 /** The conditions marked Unknown when the node goes silent. NetworkUnavailable is left alone: it is managed at the control-plane level. */
 const nodeConditionTypes = [NodeReady, NodeMemoryPressure, NodeDiskPressure, NodePIDPressure] as const;
 
+export interface TryUpdateNodeHealthOptions {
+  /**
+   * Whether a changed Ready lastHeartbeatTime on `node` is a probe (upstream: yes, probe = now). The
+   * functions pass false: their node copy lags the cluster by design (a status post that changes only
+   * the heartbeat is not a Node Changed), so a heartbeat they see change may be minutes old (on a re-read
+   * after a 409, on a Node Changed for a label). The relay observed every heartbeat change on its clock
+   * and the Heartbeat Digest carries it as the `lease` probe, so nothing is lost (docs/upstream-deviations.md).
+   */
+  readonly heartbeatIsProbe?: boolean;
+}
+
 export function tryUpdateNodeHealth(
   node: Node,
   lease: Lease | undefined,
   saved: NodeHealthData | undefined,
   now: EpochMillis,
   config: Pick<ControllerConfig, 'nodeMonitorGracePeriod' | 'nodeStartupGracePeriod'>,
+  options: TryUpdateNodeHealthOptions = {},
 ): NodeHealthUpdate {
+  const heartbeatIsProbe = options.heartbeatIsProbe ?? true;
   // Upstream works on a deep copy of the map entry; ours is immutable, so we copy by rebuilding.
   let nodeHealth: NodeHealthDraft | undefined =
     saved === undefined
@@ -136,9 +149,12 @@ export function tryUpdateNodeHealth(
   const savedLease = nodeHealth?.lease;
   // Upstream quirk (§4.2.7): the replacing branches build a new entry without the saved lease, so on
   // the next pass an unchanged lease looks new and advances the probe once more.
-  const replaced = (readyTransitionTimestamp: EpochMillis): NodeHealthDraft => ({
+  const replaced = (
+    readyTransitionTimestamp: EpochMillis,
+    probeTimestamp: EpochMillis = now,
+  ): NodeHealthDraft => ({
     status: NODE_STATUS,
-    probeTimestamp: now,
+    probeTimestamp,
     readyTransitionTimestamp,
     lease: undefined,
   });
@@ -161,7 +177,9 @@ export function tryUpdateNodeHealth(
     )
       ? nodeHealth.readyTransitionTimestamp
       : now;
-    nodeHealth = replaced(transitionTime);
+    // Without heartbeatIsProbe the saved status still follows the node (what upstream stores), and the
+    // probe stays where the digest put it.
+    nodeHealth = replaced(transitionTime, heartbeatIsProbe ? now : nodeHealth.probeTimestamp);
   }
 
   // A renewed lease always advances the probe. So a kubelet that never posts status but keeps

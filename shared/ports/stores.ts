@@ -42,6 +42,15 @@ export interface ClusterMeta {
   readonly masterDisruption: boolean;
   /** Relay-clock time of the latest digest committed (stale ones write nothing): observation-gap checks, operators. */
   readonly relayLastSeen?: EpochMillis;
+  /** `observingSince` of that digest (relay clock): when the relay that sent it started observing. */
+  readonly lastObservingSince?: EpochMillis;
+  /**
+   * When the cluster row was last committed, on the clock of the function that committed it (read
+   * only: the store sets it). With lastObservedAt it ties the relay's clock to the functions' clock,
+   * so the drainer and the schedule compare relay-clock instants with relay-clock instants
+   * (relayClockNow in shared/app/relayClock.ts).
+   */
+  readonly committedAt?: EpochMillis;
 }
 
 /** A zone's gauges as last stored (node_collector_zone_size, zone_health, unhealthy_nodes_in_zone). */

@@ -119,14 +119,16 @@ export function heartbeatDigest(maxNodes = 40): fc.Arbitrary<HeartbeatDigest> {
       leaderSince: fc.integer({ min: year2020, max: year2030 }),
       sequence: fc.nat(),
       observedAt: fc.integer({ min: year2020, max: year2030 }),
+      observingSinceAge: fc.nat(86_400_000),
       ages: fc.uniqueArray(fc.tuple(nodeName, fc.nat(120_000)), {
         selector: ([name]) => name,
         maxLength: maxNodes,
       }),
     })
-    .map(({ ages, ...rest }) => ({
+    .map(({ ages, observingSinceAge, ...rest }) => ({
       schemaVersion: 1 as const,
       ...rest,
+      observingSince: rest.observedAt - observingSinceAge,
       part: { index: 0, count: 1 },
       probes: new Map(ages.map(([name, age]) => [name, rest.observedAt - age])),
     }));

@@ -78,8 +78,9 @@ export class FakeCluster {
         if (failed) return failed;
         const node = this.nodes.get(effect.node);
         if (node === undefined) return { ok: false, reason: 'NotFound', message: 'not found' };
-        this.put({ ...node, conditions: effect.conditions });
-        return { ok: true };
+        const written = { ...node, conditions: effect.conditions };
+        this.put(written);
+        return { ok: true, node: this.nodes.get(effect.node) ?? written };
       }
       case 'getNode': {
         this.requestCount++;

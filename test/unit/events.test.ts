@@ -131,6 +131,7 @@ function digest(probes: Record<string, number>, overrides: Partial<HeartbeatDige
     leaderSince: at('2026-11-20T10:00:03.114Z'),
     sequence: 7,
     observedAt,
+    observingSince: at('2026-11-20T10:00:01.500Z'),
     part: { index: 0, count: 1 },
     probes: new Map(Object.entries(probes).map(([name, age]) => [name, observedAt - age])),
     ...overrides,

@@ -16,6 +16,8 @@ const MetaSchema = z.object({
   lastRelayId: z.string().optional(),
   masterDisruption: z.boolean().optional(),
   relayLastSeen: InstantSchema.optional(),
+  lastObservingSince: InstantSchema.optional(),
+  updatedAtMs: z.number().optional(),
 });
 
 const ZoneStateRowSchema = z.object({
@@ -34,7 +36,8 @@ export function metaEqual(a: ClusterMeta, b: ClusterMeta): boolean {
     a.lastLeaderSince === b.lastLeaderSince &&
     a.lastRelayId === b.lastRelayId &&
     a.masterDisruption === b.masterDisruption &&
-    a.relayLastSeen === b.relayLastSeen
+    a.relayLastSeen === b.relayLastSeen &&
+    a.lastObservingSince === b.lastObservingSince
   );
 }
 
@@ -78,6 +81,8 @@ export function decodeZoneRows(ctx: DynamoContext, cluster: string, rows: readon
         ...(m.lastRelayId !== undefined && { lastRelayId: m.lastRelayId }),
         masterDisruption: m.masterDisruption === true,
         ...(m.relayLastSeen !== undefined && { relayLastSeen: m.relayLastSeen }),
+        ...(m.lastObservingSince !== undefined && { lastObservingSince: m.lastObservingSince }),
+        ...(m.updatedAtMs !== undefined && { committedAt: m.updatedAtMs }),
       };
       continue;
     }

@@ -280,7 +280,12 @@ export class DynamoDbControllerStateStore implements ControllerStateStore {
     if (unchanged) return { ...loaded, state };
 
     // The fence: claim the cluster row before writing anything else.
-    const metaVersion = await this.claimMeta(cluster, loaded.versions.meta, after.meta, signal);
+    const { version: metaVersion, at: committedAt } = await this.claimMeta(
+      cluster,
+      loaded.versions.meta,
+      after.meta,
+      signal,
+    );
 
     const health = new Map(loaded.versions.health);
     await forEachLimit(healthWrites, ctx.settings.writeConcurrency, async (w) => {
@@ -309,7 +314,7 @@ export class DynamoDbControllerStateStore implements ControllerStateStore {
       cluster,
       state: { ...state, zoneQueues },
       nodes: loaded.nodes,
-      meta: after.meta,
+      meta: { ...after.meta, committedAt },
       zones: zoneGauges,
       versions: { ...loaded.versions, meta: metaVersion, health, zoneStates, zoneQueues: queueVersions },
     };
@@ -367,7 +372,7 @@ export class DynamoDbControllerStateStore implements ControllerStateStore {
     expected: number,
     meta: ClusterMeta,
     signal: AbortSignal | undefined,
-  ): Promise<number> {
+  ): Promise<{ version: number; at: number }> {
     const { ctx } = this;
     const now = ctx.clock.now();
     const e = new Expression();
@@ -383,12 +388,14 @@ export class DynamoDbControllerStateStore implements ControllerStateStore {
       lastRelayId: meta.lastRelayId,
       masterDisruption: meta.masterDisruption,
       relayLastSeen: meta.relayLastSeen === undefined ? undefined : encodeInstant(meta.relayLastSeen),
+      lastObservingSince:
+        meta.lastObservingSince === undefined ? undefined : encodeInstant(meta.lastObservingSince),
       updatedAt: isoString(now),
       updatedAtMs: now,
     });
     const key = { cluster, zone: ClusterRowKey };
     await this.update(ctx.tables.zones, key, update, metaVersionUnchanged, e, signal);
-    return expected + 1;
+    return { version: expected + 1, at: now };
   }
 
   private async writeHealth(

@@ -45,6 +45,7 @@ import type {
   ReadResult,
   ResultOf,
   UpdateNodeStatus,
+  UpdateNodeStatusResult,
   WriteResult,
 } from '../../domain/effects.js';
 import type { KubeEvent } from '../../domain/kubeEvents.js';
@@ -283,7 +284,10 @@ export function createKubernetesCluster(
     );
   }
 
-  async function updateNodeStatus(effect: UpdateNodeStatus, signal?: AbortSignal): Promise<WriteResult> {
+  async function updateNodeStatus(
+    effect: UpdateNodeStatus,
+    signal?: AbortSignal,
+  ): Promise<UpdateNodeStatusResult> {
     const name = effect.node;
     let resourceVersion = effect.resourceVersion;
     if (resourceVersion === undefined) {
@@ -302,7 +306,10 @@ export function createKubernetesCluster(
       (o) => core.patchNodeStatus({ name, body }, o),
       PatchStrategy.MergePatch,
     );
-    return patched.ok ? OK : patched;
+    if (!patched.ok) return patched;
+    // The written node, so the monitor keeps an up-to-date copy; one it cannot read is simply not kept.
+    const written = nodeFromV1(patched.value);
+    return written.ok ? { ok: true, node: written.value } : OK;
   }
 
   async function swapNodeTaints(name: string, swap: TaintSwap, signal?: AbortSignal): Promise<WriteResult> {

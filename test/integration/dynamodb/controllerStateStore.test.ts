@@ -76,7 +76,10 @@ describe('ControllerStateStore', () => {
       expect(loaded.state).toEqual(state);
       expect([...loaded.state.zoneQueues]).toEqual([...state.zoneQueues]); // order inside each queue too
       expect(loaded.nodes).toEqual(new Map(clusterNodes(scenario.cluster).map((n) => [n.name, n])));
-      expect(loaded.meta).toEqual(meta(1, scenario.now));
+      // committedAt: the store's clock when the cluster row was written.
+      const { committedAt, ...stored } = loaded.meta;
+      expect(stored).toEqual(meta(1, scenario.now));
+      expect(committedAt).toBeTypeOf('number');
       expect(loaded.versions).toMatchObject({ meta: 1 });
       expect(committed.versions.health).toEqual(loaded.versions.health);
       const gauges = scenario.harness.last?.disruption.gauges ?? [];

@@ -26,6 +26,7 @@ function digest(sequence: number, relayId = 'relay-0', leaderSince = t0 - 3_600_
     cluster: 'prod',
     relayId,
     leaderSince,
+    observingSince: leaderSince,
     sequence,
     observedAt: t0,
     part: { index: 0, count: 1 },

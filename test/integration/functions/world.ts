@@ -200,6 +200,7 @@ export async function startWorld(config: ControllerConfig = testConfig()): Promi
       cluster: world.config.cluster,
       relayId: 'relay-0',
       leaderSince: t0 - 3_600_000,
+      observingSince: t0 - 3_600_000,
       sequence,
       observedAt,
       part: { index: 0, count: 1 },

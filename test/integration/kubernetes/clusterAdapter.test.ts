@@ -342,8 +342,18 @@ describe('updateNodeStatus', () => {
     createNode('node-a');
     const { cluster } = harness();
     const rv = api.store.nodes.get('node-a').metadata?.resourceVersion;
-    expect(await cluster.execute(unknown(rv))).toEqual({ ok: true });
-    const status = api.store.nodes.get('node-a').status;
+    const result = await cluster.execute(unknown(rv));
+    // The written node comes back with the new resourceVersion: the monitor keeps that copy.
+    const stored = api.store.nodes.get('node-a');
+    expect(result).toMatchObject({
+      ok: true,
+      node: { name: 'node-a', resourceVersion: stored.metadata?.resourceVersion },
+    });
+    expect(stored.metadata?.resourceVersion).not.toBe(rv);
+    expect(result.ok && result.node?.conditions.map((c) => `${c.type}=${c.status}`)).toEqual([
+      'Ready=Unknown',
+    ]);
+    const status = stored.status;
     expect(status?.conditions).toEqual([
       {
         type: 'Ready',
@@ -373,7 +383,7 @@ describe('updateNodeStatus', () => {
   it('without a resourceVersion, conditions the write on the one it reads', async () => {
     createNode('node-a');
     const { cluster } = harness();
-    expect(await cluster.execute(unknown())).toEqual({ ok: true });
+    expect(await cluster.execute(unknown())).toMatchObject({ ok: true, node: { name: 'node-a' } });
     expect(requests().map((r) => [r.verb, r.subresource])).toEqual([
       ['get', ''],
       ['patch', 'status'],

@@ -148,9 +148,17 @@ describe('Heartbeat Digest', () => {
     createNode(sim, 'node-b');
     createNode(sim, 'node-c');
     const t = await startRelay();
-    // The digest timer starts with the leadership term, at t0: the first sightings are baselines only.
+    // The digest timer starts with the leadership term, at t0: the first sightings are baselines only,
+    // sent as probed when the relay started observing (observingSince, t0 here).
     await waitFor(sim, () => t.sink.digests().length === 1, 'the first digest');
-    expect(t.sink.digests()[0]?.probes).toEqual(new Map());
+    expect(t.sink.digests()[0]?.observingSince).toBe(t0);
+    expect(t.sink.digests()[0]?.probes).toEqual(
+      new Map([
+        ['node-a', t0],
+        ['node-b', t0],
+        ['node-c', t0],
+      ]),
+    );
 
     await advance(sim, 1_000);
     renewLease(sim, 'node-a', t0 + 1_000); // renewTime advanced: a probe, observed at t0 + 1 s
@@ -180,15 +188,21 @@ describe('Heartbeat Digest', () => {
       new Map([
         ['node-a', t0 + 1_000],
         ['node-b', t0 + 2_000],
+        ['node-c', t0],
       ]),
     );
     // node-a renewed again; node-b deleted, so it is no longer in the snapshot.
-    expect(digests[2]?.probes).toEqual(new Map([['node-a', t0 + 7_000]]));
+    expect(digests[2]?.probes).toEqual(
+      new Map([
+        ['node-a', t0 + 7_000],
+        ['node-c', t0],
+      ]),
+    );
     // What the sink was given encodes to the contract and parses back.
     for (const digest of digests) {
       const wire = encodeDetail({ detailType: HeartbeatDigestDetailType, detail: digest });
       expect(parseHeartbeatDigest(JSON.parse(JSON.stringify(wire)))).toEqual(digest);
     }
-    await expect(t.relay.metrics.digestNodes.get()).resolves.toMatchObject({ values: [{ value: 1 }] });
+    await expect(t.relay.metrics.digestNodes.get()).resolves.toMatchObject({ values: [{ value: 2 }] });
   });
 });

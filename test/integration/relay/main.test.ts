@@ -111,7 +111,7 @@ describe('runRelay', () => {
       'nlc_relay_events_sent_total{detail_type="Node Changed"} 1',
       'nlc_relay_events_sent_total{detail_type="Heartbeat Digest"} 1',
       'nlc_relay_is_leader 1',
-      'nlc_relay_digest_nodes 0',
+      'nlc_relay_digest_nodes 1', // the node's baseline, probed at observingSince
     ]) {
       expect(metrics.body).toContain(line);
     }

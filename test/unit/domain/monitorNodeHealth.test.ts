@@ -10,6 +10,8 @@ import {
 } from '../../../shared/domain/taints.js';
 import type { NodeCondition, ZoneState } from '../../../shared/domain/types.js';
 import { createZoneID } from '../../../shared/domain/zones.js';
+import { drive } from '../../../shared/domain/effects.js';
+import { monitorNodeHealth } from '../../../shared/domain/monitorNodeHealth.js';
 import { Harness, testConfig } from '../../helpers/controllerHarness.js';
 import { FakeCluster, newNode, newPod, ready, t, zoneLabels } from '../../helpers/fakeCluster.js';
 
@@ -597,5 +599,69 @@ describe('monitorNodeHealth: node deletion', () => {
     expect(h.state.knownNodes.has('node0')).toBe(false);
     expect(h.state.nodeHealth.has('node0')).toBe(false);
     expect(h.queued(z1id)).toEqual([]);
+  });
+});
+
+// The node cache of the functions lags the cluster: a status post that changes only the heartbeat (the
+// kubelet's 5-minute report) is not a Node Changed, so the copy keeps an older resourceVersion and
+// heartbeat. The status write then conflicts, and upstream's retry re-reads the node.
+describe('monitorNodeHealth: a node copy older than the cluster (a node that dies after its 5-minute status post)', () => {
+  const t0 = t('2017-01-01T12:00:00Z');
+  const created = t('2012-01-01T00:00:00Z');
+  const lastRenewal = t0 + 6 * minute + 30_000;
+  const now = lastRenewal + 55_000; // past the 50 s grace
+
+  function setUp(heartbeatIsProbe: boolean) {
+    const cluster = new FakeCluster([
+      newNode('node0', { created, labels: z1, conditions: [ready('True', t0, t0)] }),
+      newNode('node1', { created, labels: z1, conditions: [ready('True', t0, t0)] }),
+    ]);
+    const h = new Harness(cluster, testConfig, { heartbeatIsProbe });
+    h.leases.set('node0', { renewTime: t0 });
+    h.leases.set('node1', { renewTime: t0 });
+    h.monitor(t0);
+    const staleCopy = cluster.node('node0');
+    // The kubelet's periodic status post at 5 m: only the heartbeat changes (no Node Changed).
+    cluster.setConditions('node0', [ready('True', t0 + 5 * minute, t0)]);
+    h.leases.set('node0', { renewTime: lastRenewal });
+    h.leases.set('node1', { renewTime: now });
+    cluster.fail('updateNodeStatus', 1, 'Conflict'); // the stale resourceVersion
+    cluster.effects.length = 0;
+    const result = drive(
+      monitorNodeHealth(
+        h.state,
+        { nodes: [staleCopy, cluster.node('node1')], leases: h.leases },
+        now,
+        testConfig,
+        { heartbeatIsProbe },
+      ),
+      cluster.execute,
+    );
+    return { cluster, result };
+  }
+
+  it('re-reads after the 409 and marks the node Unknown: the re-read heartbeat is not a probe', () => {
+    const { cluster, result } = setUp(false);
+    expect(cluster.effects.filter((e) => e.kind !== 'recordEvent').map((e) => e.kind)).toEqual([
+      'updateNodeStatus',
+      'getNode',
+      'updateNodeStatus',
+      'listPodsOnNode',
+    ]);
+    expect(cluster.node('node0').conditions[0]).toMatchObject({
+      status: 'Unknown',
+      reason: 'NodeStatusUnknown',
+      lastHeartbeatTime: t0 + 5 * minute,
+    });
+    expect(result.readiness.get('node0')?.current?.status).toBe('Unknown');
+    // The pass hands back the cluster's node, so the next write does not start from the stale copy.
+    expect(result.nodeCopies.get('node0')?.resourceVersion).toBe(cluster.node('node0').resourceVersion);
+    expect(result.state.nodeHealth.get('node0')?.probeTimestamp).toBe(lastRenewal);
+  });
+
+  it('upstream semantics on the same copy (heartbeatIsProbe: true) restart the grace period instead', () => {
+    const { cluster, result } = setUp(true);
+    expect(cluster.node('node0').conditions[0]?.status).toBe('True');
+    expect(result.state.nodeHealth.get('node0')?.probeTimestamp).toBe(now);
   });
 });

@@ -523,6 +523,54 @@ describe('tryUpdateNodeHealth branches', () => {
       });
     });
 
+    describe('heartbeatIsProbe: false (the functions: the digest is the only probe source)', () => {
+      const saved: NodeHealthData = {
+        status: [ready('True', t0 - 5 * MINUTE, t0 - HOUR)],
+        probeTimestamp: t0 - 55 * SECOND,
+        readyTransitionTimestamp: t0 - 2 * HOUR,
+      };
+
+      it('a heartbeat the copy had not seen (a 5-minute status post) is not a probe: marked Unknown', () => {
+        // The kubelet posted status 4 minutes ago (heartbeat only), renewed its lease until 55 s ago
+        // (the digest's probe), then died. A re-read shows the newer heartbeat.
+        const node = node0(created, [ready('True', t0 - MINUTE, t0 - HOUR)]);
+        const r = tryUpdateNodeHealth(node, lease(t0 - 55 * SECOND), saved, t0, config, {
+          heartbeatIsProbe: false,
+        });
+        expect(r.nodeHealthIfUpdateFails.probeTimestamp).toBe(t0 - 55 * SECOND);
+        expect(r.statusUpdate?.find((c) => c.type === 'Ready')).toMatchObject({
+          status: 'Unknown',
+          reason: 'NodeStatusUnknown',
+          lastHeartbeatTime: t0 - MINUTE,
+        });
+        // The saved status follows the node, so the same heartbeat is not "new" on the next pass.
+        expect(r.nodeHealth.status.find((c) => c.type === 'Ready')?.lastHeartbeatTime).toBe(t0 - MINUTE);
+        // Upstream (heartbeatIsProbe true) takes the same re-read as a probe at now: no Unknown.
+        const upstream = tryUpdateNodeHealth(node, lease(t0 - 55 * SECOND), saved, t0, config);
+        expect(upstream.statusUpdate).toBeUndefined();
+        expect(upstream.nodeHealth.probeTimestamp).toBe(t0);
+      });
+
+      it('a Ready transition still moves the ready transition time; the probe stays', () => {
+        const node = node0(created, [ready('False', t0 - 10 * SECOND, t0 - 10 * SECOND)]);
+        const r = tryUpdateNodeHealth(node, lease(t0 - 20 * SECOND), saved, t0, config, {
+          heartbeatIsProbe: false,
+        });
+        expect(r.nodeHealth).toStrictEqual({
+          status: node.conditions,
+          probeTimestamp: t0 - 20 * SECOND,
+          readyTransitionTimestamp: t0,
+          lease: lease(t0 - 20 * SECOND),
+        });
+      });
+
+      it('first sight is still a fresh probe (upstream: a controller that starts gives a full grace period)', () => {
+        const node = node0(created, [ready('True', t0 - HOUR, t0 - HOUR)]);
+        const r = tryUpdateNodeHealth(node, undefined, undefined, t0, config, { heartbeatIsProbe: false });
+        expect(r.nodeHealth.probeTimestamp).toBe(t0);
+      });
+    });
+
     it('heartbeat unchanged: the saved entry is kept as it was, probe not advanced', () => {
       const saved: NodeHealthData = {
         status: [ready('True', t0 - 20 * SECOND, t0 - HOUR)],

@@ -52,6 +52,7 @@ const digest = (sequence: number, index = 0, count = 1): HeartbeatDigest => ({
   cluster: 'prod',
   relayId: 'relay-0',
   leaderSince: t0,
+  observingSince: t0,
   sequence,
   observedAt: t0 + sequence * 5_000,
   part: { index, count },

@@ -374,14 +374,43 @@ describe('ProbeTracker', () => {
     conditions:
       heartbeat === undefined ? [] : [{ type: 'Ready', status: 'True', lastHeartbeatTime: heartbeat }],
   });
-  const identity = { cluster: 'prod', relayId: 'relay-a', leaderSince: t0 - 60_000, sequence: 3 };
+  const identity = {
+    cluster: 'prod',
+    relayId: 'relay-a',
+    leaderSince: t0 - 60_000,
+    sequence: 3,
+    observingSince: t0 - 60_000,
+  };
 
   it('takes the first sighting of a node and of its lease as a baseline, not a probe', () => {
     const tracker = newProbeTracker();
     expect(observeLease(tracker, 'n1', 1000, t0)).toBe('unknownNode'); // lease before node: ignored
     expect(observeNodeStatus(tracker, node('n1', 500), t0)).toBe('baseline');
     expect(observeLease(tracker, 'n1', 1000, t0 + 1)).toBe('baseline');
-    expect(buildDigest(tracker, { ...identity, observedAt: t0 + 5000 }).probes.size).toBe(0);
+    // Not a probe: the digest counts the node from when this relay started observing (observingSince),
+    // as upstream gives every node a fresh probe when its controller starts.
+    expect(buildDigest(tracker, { ...identity, observedAt: t0 + 5000 }).probes).toEqual(
+      new Map([['n1', identity.observingSince]]),
+    );
+  });
+
+  it('leaves out a node with neither a Lease nor a Ready heartbeat (a kubelet that never came up)', () => {
+    const tracker = newProbeTracker();
+    observeNodeStatus(tracker, node('never'), t0);
+    observeNodeStatus(tracker, node('leased'), t0);
+    observeLease(tracker, 'leased', 1000, t0);
+    observeNodeStatus(tracker, node('posted', 500), t0);
+    const digest = buildDigest(tracker, { ...identity, observedAt: t0 + 5000 });
+    expect([...digest.probes.keys()].sort()).toEqual(['leased', 'posted']);
+    expect(digest.observingSince).toBe(identity.observingSince);
+  });
+
+  it('never sends an observingSince (or a baseline probe) after observedAt', () => {
+    const tracker = newProbeTracker();
+    observeNodeStatus(tracker, node('n1', 500), t0);
+    const digest = buildDigest(tracker, { ...identity, observingSince: t0 + 9000, observedAt: t0 + 5000 });
+    expect(digest.observingSince).toBe(t0 + 5000);
+    expect(digest.probes.get('n1')).toBe(t0 + 5000);
   });
 
   it('records a probe at the relay time when the lease renewTime advances', () => {

@@ -53,6 +53,7 @@ function digestEvent(nodes: number): OutgoingEvent {
       cluster: 'prod',
       relayId: 'relay-0',
       leaderSince: t0,
+      observingSince: t0,
       sequence: 7,
       observedAt: t0 + 60_000,
       part: { index: 0, count: 1 },
