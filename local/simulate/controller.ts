@@ -1,7 +1,7 @@
 // The controller as the simulator runs it: the five functions' services (shared/app/), called the way
 // their handlers (functions/*.ts) call them, behind an in-process bus that routes by serverless.yml's
 // rules (routing.ts). Nothing here decides anything about nodes or pods: it delivers events, runs the
-// schedules, retries failed invocations as Lambda does, and wakes the drainer when something is due.
+// schedules, and retries failed invocations as Lambda does.
 //
 // - The bus: every event the relay publishes is encoded with shared/events.ts into EventBridge's JSON
 //   envelope and parsed again by each function that receives it (parseRelayEvent), so the contract is
@@ -13,15 +13,22 @@
 //   doNoExecuteTaintingPass does within the next 100 ms.
 // - Failures: a function that throws is retried as Lambda retries an asynchronous invoke, 1 minute and
 //   then 2 minutes later, then dropped; every failure is a diagnostic.
-// - The drainer runs on its schedule and when the monitor triggers it, as deployed, and also at the
-//   instant the next queue item or pod eviction becomes due (wakeDrainerWhenDue). Upstream polls every
-//   NodeEvictionPeriod (100 ms), so a zone's next NoExecute taint comes when its token bucket refills
-//   (1 node per 10 s per zone by default) and a pod's eviction when its toleration ends; the deployed
-//   drainer gets there on the monitor's 5 s beat, which the default timings fall on anyway. Waking it at
-//   the due instant, read from the queues and timers with the domain's own tryNext, keeps upstream's
-//   timing for any setting without polling every 100 ms of virtual time.
+// - The drainer runs as deployed: on its schedule and when the monitor starts it (something due within
+//   the next nodeMonitorPeriod), and a run waits for the next item that becomes due within its budget
+//   (shared/app/drainer.ts drainerWaitBudget, nextWait). A Lambda waits in process; here the wait is a
+//   continuation of the same invocation at the due instant of virtual time. So a zone's next NoExecute
+//   taint comes when its token bucket refills and a pod's eviction when its toleration ends, as with
+//   upstream's 100 ms polling.
 import type { ControllerConfig } from '../../shared/config.js';
-import { checkDrainerInvocation, DrainerInvocation, runDrainer } from '../../shared/app/drainer.js';
+import {
+  checkDrainerInvocation,
+  DrainerInvocation,
+  drainerWaitBudget,
+  EvictionDrainerTimeoutMs,
+  nextWait,
+  runDrainer,
+  type DrainerTrigger,
+} from '../../shared/app/drainer.js';
 import {
   MonitorSource,
   runMonitorPass,
@@ -32,7 +39,6 @@ import {
 import { runNodeTaints } from '../../shared/app/nodeTaints.js';
 import { processPodChange } from '../../shared/app/podProcessing.js';
 import { handleNodeChanged, handlePodChanged } from '../../shared/app/taintEviction.js';
-import { head, tryNext, type RateLimitedTimedQueue } from '../../shared/domain/rateLimitedTimedQueue.js';
 import type { EpochMillis, Millis, ZoneState } from '../../shared/domain/types.js';
 import { EventParseError } from '../../shared/errors.js';
 import {
@@ -68,36 +74,29 @@ export function describeError(error: unknown): string {
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
 
-/**
- * The first instant after `after` at which `tryNext` hands out the queue's head: its processAt has come
- * and its zone's limiter has a token. Found with the domain's own tryNext (a binary search over whole
- * milliseconds: the answer is at most 1 ms late), so the simulator re-implements no limiter arithmetic.
- * Undefined for an empty queue or a limiter that never gives a token (a zone rate of 0).
- */
-export function firstHandOut(queue: RateLimitedTimedQueue, after: EpochMillis): EpochMillis | undefined {
-  const first = head(queue);
-  if (first === undefined) return undefined;
-  const handsOut = (t: EpochMillis): boolean => tryNext(queue, t).item !== undefined;
-  let lo = Math.max(Math.floor(after) + 1, Math.ceil(first.processAt));
-  if (handsOut(lo)) return lo;
-  const { limiter } = queue;
-  if (limiter.kind === 'never' || limiter.qps <= 0) return undefined;
-  // A bucket refilled from empty for burst/qps seconds is full: a token is certain by then.
-  let hi = lo + Math.ceil((limiter.burst / limiter.qps) * 1000) + 1;
-  if (!handsOut(hi)) return undefined;
-  while (hi - lo > 1) {
-    const mid = Math.floor((lo + hi) / 2);
-    if (handsOut(mid)) hi = mid;
-    else lo = mid;
-  }
-  return hi;
-}
+/** Re-exported for the simulator's callers; the domain owns it. */
+export { nextHandOutAt as firstHandOut } from '../../shared/domain/rateLimitedTimedQueue.js';
 
 /** What one invocation gets: a relay event as it travels, a schedule's event, or the monitor's invoke. */
 type Payload =
   | { readonly kind: 'relay'; readonly json: string }
   | { readonly kind: 'schedule'; readonly envelope: Readonly<Record<string, unknown>> }
   | { readonly kind: 'invoke'; readonly invocation: DrainerInvocation };
+
+/** An invocation that waits (in process, in a Lambda) and then goes on: its next step, `after` ms later. */
+interface Continuation {
+  readonly after: Millis;
+  readonly run: () => Promise<Continuation | undefined>;
+}
+
+function isContinuation(value: unknown): value is Continuation {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { after?: unknown }).after === 'number' &&
+    typeof (value as { run?: unknown }).run === 'function'
+  );
+}
 
 export type Diagnose = (level: 'warn' | 'error', source: string, message: string, fields?: LogFields) => void;
 
@@ -182,28 +181,14 @@ export function createSimulatedController(options: SimulatedControllerOptions): 
     detail: {},
   });
 
-  // One drainer run per instant drains all that is due then.
-  const pendingDrainerRuns = new Set<EpochMillis>();
-  const scheduleDrainer = (at: EpochMillis, invocation?: DrainerInvocation): void => {
-    const when = Math.max(at, scheduler.now());
-    if (pendingDrainerRuns.has(when)) return;
-    pendingDrainerRuns.add(when);
-    schedule(
-      'evictionDrainer',
-      invocation === undefined
-        ? { kind: 'schedule', envelope: scheduledEnvelope('evictionDrainer-due') }
-        : { kind: 'invoke', invocation },
-      when,
-    );
-  };
-
   const common = { config, stores, cluster: clusterPort, observer };
   const monitorDeps: MonitorDeps = {
     ...common,
     clock: scheduler,
     triggerDrainer: (invocation) => {
       // What the Lambda invoke would carry, parsed as the drainer's handler parses it.
-      scheduleDrainer(scheduler.now(), DrainerInvocation.parse(JSON.parse(JSON.stringify(invocation))));
+      const parsed = DrainerInvocation.parse(JSON.parse(JSON.stringify(invocation)));
+      schedule('evictionDrainer', { kind: 'invoke', invocation: parsed });
       return Promise.resolve();
     },
   };
@@ -254,7 +239,15 @@ export function createSimulatedController(options: SimulatedControllerOptions): 
       priority: FunctionPriority.drainer,
       handle: (payload) => {
         if (payload.kind === 'invoke') checkDrainerInvocation(payload.invocation, cluster);
-        return runDrainer({ ...common, sleep: noWait }, scheduler.now());
+        const trigger: DrainerTrigger = payload.kind === 'invoke' ? payload.invocation.reason : 'schedule';
+        const deadline = scheduler.now() + drainerWaitBudget(trigger, config, EvictionDrainerTimeoutMs);
+        // drainUntilIdle's loop, with its waits in virtual time.
+        const drain = async (): Promise<Continuation | undefined> => {
+          const result = await runDrainer({ ...common, sleep: noWait }, scheduler.now());
+          const wait = nextWait(result, deadline);
+          return wait === undefined ? undefined : { after: wait, run: drain };
+        };
+        return drain();
       },
     },
   };
@@ -265,34 +258,15 @@ export function createSimulatedController(options: SimulatedControllerOptions): 
       );
     }
   }
-  // The functions that may change the eviction queues or the pod eviction timers.
-  const touchesQueues = new Set(['monitorNodeHealth', 'evictionDrainer', 'taintEviction', 'podProcessing']);
-
-  /** Wakes the drainer when the next queue item can be handed out or the next pod eviction is due. */
-  async function wakeDrainerWhenDue(): Promise<void> {
-    const now = scheduler.now();
-    let next: EpochMillis | undefined;
-    const earliest = (at: EpochMillis | undefined): void => {
-      if (at !== undefined && at > now && (next === undefined || at < next)) next = at;
-    };
-    const loaded = await stores.zoneQueues.loadZoneQueues(cluster);
-    for (const queue of loaded.queues.values()) earliest(firstHandOut(queue, now));
-    if (config.evictionMode === 'taint') {
-      for (const eviction of await stores.podEvictions.list(cluster)) {
-        if (!eviction.firing) earliest(eviction.firesAt);
-      }
-    }
-    if (next !== undefined && next <= end) scheduleDrainer(next);
-  }
-
   function schedule(fn: string, payload: Payload, at: EpochMillis = scheduler.now(), attempt = 1): void {
     const handler = handlers[fn];
     if (handler === undefined) throw new TypeError(`no handler for ${fn}`);
-    scheduler.at(at, handler.priority, async () => {
-      if (fn === 'evictionDrainer') pendingDrainerRuns.delete(at);
-      invocations[fn] = (invocations[fn] ?? 0) + 1;
+    // One invocation: its first step, then the steps it continues with after a wait, until done; a
+    // failure at any step fails the invocation, which Lambda retries whole.
+    const step = async (run: () => Promise<unknown>): Promise<void> => {
+      let next: unknown;
       try {
-        await handler.handle(payload);
+        next = await run();
       } catch (error) {
         const delay = RetryDelays[attempt - 1];
         diagnose('error', fn, describeError(error), {
@@ -300,8 +274,17 @@ export function createSimulatedController(options: SimulatedControllerOptions): 
           ...(delay === undefined ? { dropped: true } : { retryInSeconds: delay / 1000 }),
         });
         if (delay !== undefined) schedule(fn, payload, scheduler.now() + delay, attempt + 1);
+        return;
       }
-      if (touchesQueues.has(fn)) await wakeDrainerWhenDue();
+      if (!isContinuation(next)) return;
+      const resumeAt = scheduler.now() + next.after;
+      if (resumeAt > end) return;
+      const { run: resume } = next;
+      scheduler.at(resumeAt, handler.priority, () => step(resume));
+    };
+    scheduler.at(at, handler.priority, () => {
+      invocations[fn] = (invocations[fn] ?? 0) + 1;
+      return step(() => handler.handle(payload));
     });
   }
 
@@ -346,8 +329,7 @@ export function createSimulatedController(options: SimulatedControllerOptions): 
         const fn = rule.function;
         const priority = handlers[fn]?.priority ?? FunctionPriority.drainer;
         scheduler.every(rule.periodMs, start + rule.periodMs, priority, () => {
-          if (fn === 'evictionDrainer') scheduleDrainer(scheduler.now());
-          else schedule(fn, { kind: 'schedule', envelope: scheduledEnvelope(`${fn}-schedule`) });
+          schedule(fn, { kind: 'schedule', envelope: scheduledEnvelope(`${fn}-schedule`) });
         });
       }
     },

@@ -9,8 +9,16 @@
 //   the node is touched, so drainers together never take more tokens than the bucket holds: per zone,
 //   never more than burst + qps × window taints in any window (DESIGN §5). The item stays queued until
 //   completeTry is written, as upstream's item stays at the head while its callback runs.
-// - One `now` per run (the Lambda's clock) instead of a clock read per item: a run is short, and with
-//   burst 1 a run takes at most one token per zone unless the rate is very high.
+// - One `now` per run instead of a clock read per item: a run is short, and with burst 1 a run takes at
+//   most one token per zone unless the rate is very high. Two clocks, one per comparison: the zone
+//   queues are stamped on the relay's clock (the monitor decides on a digest's observedAt), so they are
+//   compared with the relay's clock carried forward from the last committed digest (relayClock.ts); the
+//   pod eviction timers are stamped on the functions' clock, so they are compared with the caller's.
+// - Upstream's pass polls every NodeEvictionPeriod (100 ms). Here a run returns when the next item or
+//   timer becomes due (`nextDueInMs`), and the handler waits for it within a budget (drainUntilIdle,
+//   drainerWaitBudget): the monitor starts a run whenever something is due within its next period, and
+//   the drainer's own schedule keeps one waiting while digests are missing. So a zone's tokens are used
+//   within the delivery delay of their instant, not on a schedule grid.
 // - Legacy mode: nodeEvictionMap is the monitor's (it lives in the Nodes health rows, which only the
 //   monitor writes). The drainer does not write it; the monitor derives `evicted` from the queue (a
 //   node marked toBeEvicted that is in its zone's processed-once set but no longer queued was drained:
@@ -21,7 +29,13 @@ import type { ControllerConfig } from '../config.js';
 import { driveAsync } from '../domain/effects.js';
 import { taintManagerEvictionEvent } from '../domain/kubeEvents.js';
 import { processEvictionItem } from '../domain/legacyEvictionPass.js';
-import { completeTry, head, type TimedValue, tryNext } from '../domain/rateLimitedTimedQueue.js';
+import {
+  completeTry,
+  head,
+  nextHandOutAt,
+  type TimedValue,
+  tryNext,
+} from '../domain/rateLimitedTimedQueue.js';
 import { processNoExecuteTaintItem } from '../domain/taintBasedEviction.js';
 import { deletePodRetries, deletePodRetryInterval } from '../domain/taintEviction.js';
 import {
@@ -39,6 +53,7 @@ import type { Observer } from '../ports/observer.js';
 import type { JsonValue, PodEviction, StateStores } from '../ports/stores.js';
 import { decidedWrite } from './decidedWrite.js';
 import { DecidingExecutor, describeResult } from './decisions.js';
+import { relayClockNow } from './relayClock.js';
 
 /** The Decisions `source` of the drainer's records. */
 export const DrainerSource = 'drainer';
@@ -64,8 +79,11 @@ export type DrainerInvocation = z.output<typeof DrainerInvocation>;
 export type TriggerDrainer = (invocation: DrainerInvocation) => Promise<void>;
 
 export interface DrainerDeps {
-  readonly config: Pick<ControllerConfig, 'cluster' | 'dryRun' | 'evictionMode'>;
-  readonly stores: Pick<StateStores, 'zoneQueues' | 'nodes' | 'podEvictions' | 'decisions'>;
+  readonly config: Pick<ControllerConfig, 'cluster' | 'dryRun' | 'evictionMode' | 'nodeMonitorPeriod'>;
+  readonly stores: Pick<
+    StateStores,
+    'zoneQueues' | 'nodes' | 'podEvictions' | 'decisions' | 'controllerState'
+  >;
   readonly cluster: Pick<ClusterPort, 'execute' | 'deletePodForTaintEviction' | 'recordEvent'>;
   readonly observer: Observer;
   readonly signal?: AbortSignal;
@@ -100,7 +118,15 @@ export interface PodDeletionResult {
 
 export interface DrainerResult {
   readonly cluster: string;
+  /** The caller's clock: what the pod eviction timers were compared with. */
   readonly now: EpochMillis;
+  /** The relay's clock at `now` (relayClock.ts): what the zone queues were compared with. */
+  readonly queueNow: EpochMillis;
+  /**
+   * How long after `now` the next queue item can be handed out or the next pod eviction is due;
+   * 0 when the run was capped (more is due now); undefined when nothing is pending.
+   */
+  readonly nextDueInMs?: Millis;
   readonly zones: readonly ZoneDrainResult[];
   readonly pods: PodDeletionResult;
   /** The per-run caps were hit: more is due than one run does. */
@@ -140,13 +166,16 @@ export async function runDrainer(deps: DrainerDeps, now: EpochMillis): Promise<D
   const { config, stores, observer, signal } = deps;
   const cluster = config.cluster;
   const opts = signal === undefined ? {} : { signal };
+  // The zone queues are on the relay's clock (see the module comment): one GetItem of the cluster row.
+  const queueNow = relayClockNow(await stores.controllerState.loadMeta(cluster, opts), now);
   let context: Record<string, JsonValue> = {};
   const executor = new DecidingExecutor({
     cluster,
     port: deps.cluster,
     decisions: stores.decisions,
     source: DrainerSource,
-    at: now,
+    // The monitor's decisions are at relay-clock instants: the trail stays in one order.
+    at: queueNow,
     dryRun: config.dryRun,
     observer,
     context: () => context,
@@ -157,7 +186,7 @@ export async function runDrainer(deps: DrainerDeps, now: EpochMillis): Promise<D
   const dueZones = [...loaded.queues]
     .filter(([, queue]) => {
       const first = head(queue);
-      return first !== undefined && first.processAt <= now;
+      return first !== undefined && first.processAt <= queueNow;
     })
     .map(([zone]) => zone)
     .sort();
@@ -179,7 +208,7 @@ export async function runDrainer(deps: DrainerDeps, now: EpochMillis): Promise<D
         zone,
         (queue) => {
           if (queue === undefined) return { queue: undefined, result: undefined };
-          const step = tryNext(queue, now);
+          const step = tryNext(queue, queueNow);
           // No token taken (empty queue, or rate limited): nothing to write.
           return { queue: step.queue === queue ? undefined : step.queue, result: step.item };
         },
@@ -193,8 +222,8 @@ export async function runDrainer(deps: DrainerDeps, now: EpochMillis): Promise<D
       context = itemContext(zone, node);
       const outcome =
         config.evictionMode === 'taint'
-          ? await drainTaintItem(executor, item, node, now)
-          : await drainEvictionItem(executor, item, node, now);
+          ? await drainTaintItem(executor, item, node, queueNow)
+          : await drainEvictionItem(executor, item, node, queueNow);
       if (outcome.evicted) {
         result.evicted++;
         // Counted only for real writes: in shadow mode nothing was tainted or evicted.
@@ -206,7 +235,7 @@ export async function runDrainer(deps: DrainerDeps, now: EpochMillis): Promise<D
         zone,
         (queue) => {
           if (queue === undefined) return { queue: undefined, result: undefined };
-          const next = completeTry(queue, item, outcome.tryResult, now);
+          const next = completeTry(queue, item, outcome.tryResult, queueNow);
           return { queue: next === queue ? undefined : next, result: undefined };
         },
         opts,
@@ -222,9 +251,13 @@ export async function runDrainer(deps: DrainerDeps, now: EpochMillis): Promise<D
       maxPodDeletionsPerRun: deps.maxPodDeletionsPerRun ?? DefaultMaxPodDeletionsPerRun,
     });
   }
+  const nextDueInMs =
+    capped || pods.capped ? 0 : await nextDue(deps, { queuesLoaded: loaded.queues.size > 0, now, queueNow });
   const drained: DrainerResult = {
     cluster,
     now,
+    queueNow,
+    ...(nextDueInMs !== undefined && { nextDueInMs }),
     zones,
     pods: pods.result,
     capped: capped || pods.capped,
@@ -232,6 +265,8 @@ export async function runDrainer(deps: DrainerDeps, now: EpochMillis): Promise<D
   observer.info('drainer run', {
     cluster,
     now: new Date(now).toISOString(),
+    queueNow: new Date(queueNow).toISOString(),
+    ...(nextDueInMs !== undefined && { nextDueInMs }),
     dryRun: config.dryRun,
     zones: Object.fromEntries(
       zones.map((z) => [
@@ -244,6 +279,103 @@ export async function runDrainer(deps: DrainerDeps, now: EpochMillis): Promise<D
     decisions: executor.recorded.length,
   });
   return drained;
+}
+
+/**
+ * How long after `now` something is next due: a zone queue's next hand-out (relay clock, from a fresh
+ * read of the queues, which this run and the monitor may have changed) or a pod eviction (the caller's
+ * clock). Each is measured on its own clock and only the durations are compared.
+ */
+async function nextDue(
+  deps: DrainerDeps,
+  { queuesLoaded, now, queueNow }: { queuesLoaded: boolean; now: EpochMillis; queueNow: EpochMillis },
+): Promise<Millis | undefined> {
+  const { config, stores, signal } = deps;
+  const opts = signal === undefined ? {} : { signal };
+  let next: Millis | undefined;
+  const consider = (inMs: Millis | undefined): void => {
+    if (inMs !== undefined && (next === undefined || inMs < next)) next = Math.max(0, inMs);
+  };
+  // Only zones with entries cost a read; with none at the start of the run, none are due before the
+  // monitor queues one (and it starts a run then).
+  if (queuesLoaded) {
+    const fresh = await stores.zoneQueues.loadZoneQueues(config.cluster, opts);
+    for (const queue of fresh.queues.values()) {
+      const at = nextHandOutAt(queue, queueNow - 1);
+      consider(at === undefined ? undefined : at - queueNow);
+    }
+  }
+  if (config.evictionMode === 'taint') {
+    const at = await stores.podEvictions.nextDueAt(config.cluster, now, opts);
+    consider(at === undefined ? undefined : at - now);
+  }
+  return next;
+}
+
+/** What starts a drainer run: its own schedule, or the monitor (after a pass, or its scheduled check). */
+export type DrainerTrigger = 'schedule' | DrainerInvocation['reason'];
+
+/**
+ * How long a run may wait for the next due item before it returns. A run the monitor started waits at
+ * most one nodeMonitorPeriod: the next pass starts another when something is due within its period. A
+ * run of the drainer's own schedule may wait until shortly before its deadline, so that a drainer is
+ * waiting while the digests (and so the monitor's runs) are missing. `remainingMs`: the invocation's
+ * remaining time; a run keeps `DrainerSafetyMarginMs` of it for its last pass.
+ *
+ * @example drainerWaitBudget('monitorPass', config, 60_000) // config.nodeMonitorPeriod
+ */
+export function drainerWaitBudget(
+  trigger: DrainerTrigger,
+  config: Pick<ControllerConfig, 'nodeMonitorPeriod'>,
+  remainingMs: Millis,
+): Millis {
+  const available = Math.max(0, remainingMs - DrainerSafetyMarginMs);
+  return trigger === 'schedule' ? available : Math.min(config.nodeMonitorPeriod, available);
+}
+
+/** Time a run keeps for its last pass after a wait (a drain of a zone and some pod deletions). */
+export const DrainerSafetyMarginMs = 10_000;
+
+/** The evictionDrainer function's timeout in serverless.yml (a test keeps them equal). */
+export const EvictionDrainerTimeoutMs = 60_000;
+
+export interface DrainUntilIdleOptions {
+  /** The caller's clock. */
+  readonly now: () => EpochMillis;
+  /** Longest total wait (drainerWaitBudget). */
+  readonly budgetMs: Millis;
+  /** Waits; aborted by `deps.signal`. */
+  readonly sleep?: (ms: Millis, signal?: AbortSignal) => Promise<void>;
+}
+
+/**
+ * Runs the drainer, then, while the next item is due within the budget, waits for it and runs again.
+ * Returns every run's result. The Lambda handler's loop; `nlc simulate` schedules the same waits in
+ * virtual time (nextWait).
+ *
+ * @example await drainUntilIdle(deps, { now: () => clock.now(), budgetMs: drainerWaitBudget('monitorPass', config, 60_000) });
+ */
+export async function drainUntilIdle(
+  deps: DrainerDeps,
+  options: DrainUntilIdleOptions,
+): Promise<readonly DrainerResult[]> {
+  const sleep = options.sleep ?? realSleep;
+  const deadline = options.now() + options.budgetMs;
+  const results: DrainerResult[] = [];
+  for (;;) {
+    const result = await runDrainer(deps, options.now());
+    results.push(result);
+    const wait = nextWait(result, deadline);
+    if (wait === undefined) return results;
+    await sleep(wait, deps.signal);
+  }
+}
+
+/** How long to wait before the next run, or undefined when the next due item is past the deadline. */
+export function nextWait(result: DrainerResult, deadline: EpochMillis): Millis | undefined {
+  const wait = result.nextDueInMs;
+  if (wait === undefined || result.now + wait > deadline) return undefined;
+  return wait;
 }
 
 interface ItemOutcome {

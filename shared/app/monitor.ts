@@ -18,7 +18,7 @@ import type { ControllerConfig } from '../config.js';
 import type { ControllerState } from '../domain/controllerState.js';
 import { driveAsync } from '../domain/effects.js';
 import { monitorNodeHealth, type MonitorPassResult } from '../domain/monitorNodeHealth.js';
-import { tryNext } from '../domain/rateLimitedTimedQueue.js';
+import { nextHandOutAt } from '../domain/rateLimitedTimedQueue.js';
 import type { EpochMillis, Lease } from '../domain/types.js';
 import { EventParseError, VersionConflictError } from '../errors.js';
 import type { HeartbeatDigest } from '../events.js';
@@ -396,25 +396,36 @@ async function passAndCommit(
 }
 
 /**
- * After a committed pass: start the drainer when some zone queue would hand out an item now (a due head
- * and a token: tryNext on the committed queue), or, in taint mode, a pod eviction timer is due. A failed
- * invoke is logged, not thrown: the pass is committed, and the drainer's own schedule runs within a
- * minute (a retry of this event would be a stale no-op and never trigger it either).
+ * After a committed pass: start the drainer when something becomes due before the next pass: a zone
+ * queue hands out an item within nodeMonitorPeriod (tryNext / nextHandOutAt on the committed queue, on
+ * the relay's clock like the queue), or, in taint mode, a pod eviction timer is due within it (on the
+ * functions' clock, like the timers). The drainer waits in process for the instant (drainerWaitBudget),
+ * so a token is used when it comes, not on the next pass. A failed invoke is logged, not thrown: the
+ * pass is committed, and the drainer's own schedule runs within a minute (a retry of this event would
+ * be a stale no-op and never trigger it either).
  */
 async function triggerDrainerIfDue(
   deps: MonitorDeps,
   committed: LoadedState,
   now: EpochMillis,
 ): Promise<boolean> {
-  const { config, stores, observer, triggerDrainer, signal } = deps;
+  const { config, stores, observer, triggerDrainer, signal, clock } = deps;
   if (triggerDrainer === undefined) return false;
+  const horizon = config.nodeMonitorPeriod;
   const zones = [...committed.state.zoneQueues]
-    .filter(([, queue]) => tryNext(queue, now).item !== undefined)
+    .filter(([, queue]) => {
+      const at = nextHandOutAt(queue, now - 1);
+      return at !== undefined && at <= now + horizon;
+    })
     .map(([zone]) => zoneLabel(zone));
   let podEvictionsDue = 0;
   if (zones.length === 0 && config.evictionMode === 'taint') {
     podEvictionsDue = (
-      await stores.podEvictions.dueEvictions(config.cluster, now, signal === undefined ? {} : { signal })
+      await stores.podEvictions.dueEvictions(
+        config.cluster,
+        clock.now() + horizon,
+        signal === undefined ? {} : { signal },
+      )
     ).length;
   }
   if (zones.length === 0 && podEvictionsDue === 0) return false;
@@ -432,7 +443,7 @@ async function triggerDrainerIfDue(
 }
 
 export interface ScheduledCheckResult {
-  /** Time since the relay's last digest (Lambda clock minus relay clock); absent when none was ever seen. */
+  /** Time since the last digest was committed, on the functions' clock; absent when none ever was. */
   readonly silentMs?: number;
   /** Longer than nodeMonitorGracePeriod: an observation gap is under way. */
   readonly observationGap: boolean;
@@ -452,7 +463,8 @@ export async function runScheduledCheck(deps: MonitorDeps, now: EpochMillis): Pr
   const { config, stores, observer, triggerDrainer, signal } = deps;
   const cluster = config.cluster;
   const meta = await stores.controllerState.loadMeta(cluster, signal === undefined ? {} : { signal });
-  const lastSeen = meta.relayLastSeen ?? meta.lastObservedAt;
+  // One clock: when the last digest was committed, on the functions' clock (the relay's may differ).
+  const lastSeen = meta.committedAt;
   const silentMs = lastSeen === undefined ? undefined : Math.max(0, now - lastSeen);
   const observationGap = silentMs === undefined || silentMs > config.nodeMonitorGracePeriod;
   if (silentMs !== undefined) observer.metric('nlc_observation_gap_seconds', 'Seconds', silentMs / 1000);
@@ -464,7 +476,8 @@ export async function runScheduledCheck(deps: MonitorDeps, now: EpochMillis): Pr
       {
         cluster,
         silentSeconds: (silentMs ?? 0) / 1000,
-        relayLastSeen: iso(lastSeen),
+        lastDigestCommittedAt: iso(lastSeen),
+        ...(meta.relayLastSeen !== undefined && { relayLastSeen: iso(meta.relayLastSeen) }),
         nodeMonitorGracePeriodSeconds: config.nodeMonitorGracePeriod / 1000,
       },
     );

@@ -228,6 +228,34 @@ export function swapLimiter(
   return { ...q, limiter: oldHadToken ? fresh : tryAccept(fresh, now).limiter };
 }
 
+/**
+ * The first instant after `after` at which {@link tryNext} hands out the queue's head: its processAt has
+ * come and the limiter has a token. Not upstream (its pass polls every 100 ms); the drainer uses it to
+ * wake at the due instant instead of polling. Found with tryNext itself (a binary search over whole
+ * milliseconds: at most 1 ms late), so no limiter arithmetic is written twice. Undefined for an empty
+ * queue or a limiter that never gives a token (a zone rate of 0).
+ *
+ * @example nextHandOutAt(queue, now) // e.g. now + 9_400: the zone's next token, 1 / 0.1 qps after the last
+ */
+export function nextHandOutAt(queue: RateLimitedTimedQueue, after: EpochMillis): EpochMillis | undefined {
+  const first = head(queue);
+  if (first === undefined) return undefined;
+  const handsOut = (t: EpochMillis): boolean => tryNext(queue, t).item !== undefined;
+  let lo = Math.max(Math.floor(after) + 1, Math.ceil(first.processAt));
+  if (handsOut(lo)) return lo;
+  const { limiter } = queue;
+  if (limiter.kind === 'never' || limiter.qps <= 0) return undefined;
+  // A bucket refilled from empty for burst/qps seconds is full: a token is certain by then.
+  let hi = lo + Math.ceil((limiter.burst / limiter.qps) * 1000) + 1;
+  if (!handsOut(hi)) return undefined;
+  while (hi - lo > 1) {
+    const mid = Math.floor((lo + hi) / 2);
+    if (handsOut(mid)) hi = mid;
+    else lo = mid;
+  }
+  return hi;
+}
+
 function insertByProcessAt(queue: readonly TimedValue[], item: TimedValue): TimedValue[] {
   // After every entry due at or before it: ties keep insertion order.
   const index = queue.findIndex((v) => v.processAt > item.processAt);

@@ -315,6 +315,11 @@ export interface PodEvictionStore {
   ): Promise<{ readonly cancelled: boolean; readonly removed?: PodEviction }>;
   /** Waiting timers due at `now` (firesAt <= now), earliest first, ties by key (timedWorkerQueue dueWork). */
   dueEvictions(cluster: string, now: EpochMillis, opts?: StoreCallOptions): Promise<readonly PodEviction[]>;
+  /**
+   * The earliest instant after `after` at which an entry becomes due (a waiting timer's firesAt, or a
+   * firing entry's lease expiry); undefined when none. The drainer waits for it instead of polling.
+   */
+  nextDueAt(cluster: string, after: EpochMillis, opts?: StoreCallOptions): Promise<EpochMillis | undefined>;
 }
 
 // ---------------------------------------------------------------------------------------------------

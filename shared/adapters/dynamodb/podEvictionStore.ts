@@ -5,7 +5,7 @@
 // byFiresAt index (a sparse index: running and immediate work are not in it), which dueEvictions reads.
 import { z } from 'zod';
 import type { ConsumedCapacity } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { VersionConflictError } from '../../errors.js';
 import { addWork, createWorkerQueue } from '../../domain/timedWorkerQueue.js';
 import { parsePodKey, type EpochMillis, type PodKey } from '../../domain/types.js';
@@ -283,6 +283,37 @@ export class DynamoDbPodEvictionStore implements PodEvictionStore {
       .filter(({ eviction: e, dueAt }) => (e.firing ? dueAt <= now : e.timerBacked && e.firesAt <= now))
       .map(({ eviction }) => eviction)
       .sort(byFiresAtThenKey);
+  }
+
+  async nextDueAt(
+    cluster: string,
+    after: EpochMillis,
+    opts: StoreCallOptions = {},
+  ): Promise<EpochMillis | undefined> {
+    const { ctx } = this;
+    // firesAtMs is the instant an entry becomes due whatever its state; one item of the index does.
+    const output = await request(
+      ctx,
+      'Query',
+      { table: ctx.tables.podEvictions, key: { cluster } },
+      (abortSignal) =>
+        ctx.doc.send(
+          new QueryCommand({
+            TableName: ctx.tables.podEvictions,
+            IndexName: PodEvictionsByFiresAtIndex,
+            KeyConditionExpression: '#c = :c AND #f > :after',
+            ExpressionAttributeNames: { '#c': 'cluster', '#f': 'firesAtMs' },
+            ExpressionAttributeValues: { ':c': checkClusterName(cluster), ':after': after },
+            ScanIndexForward: true,
+            Limit: 1,
+            ReturnConsumedCapacity: 'TOTAL',
+          }),
+          { abortSignal },
+        ),
+      opts.signal,
+    );
+    const first = output.Items?.[0];
+    return first === undefined ? undefined : this.dueAt(first);
   }
 
   private async allocateToken(cluster: string, signal: AbortSignal | undefined): Promise<number> {

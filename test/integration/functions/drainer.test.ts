@@ -3,7 +3,7 @@
 // (409 retried by the adapter, 500 kept in the queue for the next run), and the taint eviction
 // controller's due pod deletions, also in shadow mode.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runDrainer } from '../../../shared/app/drainer.js';
+import { drainerWaitBudget, drainUntilIdle, runDrainer } from '../../../shared/app/drainer.js';
 import {
   add,
   newRateLimitedTimedQueue,
@@ -285,5 +285,83 @@ describe('pod evictions (the taint eviction controller’s timers)', () => {
     expect(await world.stores.podEvictions.get('test', 'default/web-1')).toBeUndefined();
     const [decision] = await world.stores.decisions.query('test', 'node-a');
     expect(decision).toMatchObject({ what: 'deletePodForTaintEviction', result: 'dryRun', dryRun: true });
+  });
+});
+
+// Upstream's doNoExecuteTaintingPass polls every 100 ms; the drainer instead returns when the next item
+// is due (nextDueInMs) and waits for it within its budget, so tokens are used when they come.
+describe('waiting for the next due item (drainUntilIdle)', () => {
+  function advancingSleep(slept: number[]) {
+    return (ms: number) => {
+      slept.push(ms);
+      world.now += ms;
+      return Promise.resolve();
+    };
+  }
+
+  it('one run of the schedule taints a zone at its rate, one node every 10 s, waiting in between', async () => {
+    await queued(['node-a', 'node-b', 'node-c']);
+    world.now = t0;
+    const slept: number[] = [];
+    const runs = await drainUntilIdle(world.drainerDeps(), {
+      now: () => world.now,
+      budgetMs: drainerWaitBudget('schedule', world.config, 60 * S),
+      sleep: advancingSleep(slept),
+    });
+    expect(slept).toEqual([10 * S, 10 * S]);
+    expect(runs.map((r) => [r.now - t0, r.zones[0]?.evicted ?? 0, r.nextDueInMs])).toEqual([
+      [0, 1, 10 * S],
+      [10 * S, 1, 10 * S],
+      [20 * S, 1, undefined],
+    ]);
+    expect(taintTimes(['node-a', 'node-b', 'node-c']).map((t) => t - t0)).toEqual([0, 10 * S, 20 * S]);
+  });
+
+  it('a run the monitor started waits at most one nodeMonitorPeriod: the next pass starts another', async () => {
+    await queued(['node-a', 'node-b']);
+    world.now = t0;
+    const slept: number[] = [];
+    const runs = await drainUntilIdle(world.drainerDeps(), {
+      now: () => world.now,
+      budgetMs: drainerWaitBudget('monitorPass', world.config, 60 * S),
+      sleep: advancingSleep(slept),
+    });
+    expect(drainerWaitBudget('monitorPass', world.config, 60 * S)).toBe(world.config.nodeMonitorPeriod);
+    expect(slept).toEqual([]);
+    expect(runs.map((r) => r.nextDueInMs)).toEqual([10 * S]);
+    expect(unreachable('node-b')).toBe(false);
+  });
+
+  it('waits for a pod eviction timer and fires it at its instant', async () => {
+    world.addNode('node-a');
+    world.api.store.pods.create(
+      {
+        metadata: { name: 'web-1', namespace: 'default' },
+        spec: { nodeName: 'node-a', containers: [{ name: 'c', image: 'x' }] },
+      },
+      { namespace: 'default' },
+    );
+    await world.stores.podEvictions.add('test', {
+      key: 'default/web-1',
+      nodeName: 'node-a',
+      createdAt: t0,
+      fireAt: t0 + 3_250,
+      now: t0,
+    });
+    world.now = t0;
+    const slept: number[] = [];
+    const runs = await drainUntilIdle(world.drainerDeps(), {
+      now: () => world.now,
+      budgetMs: drainerWaitBudget('monitorPass', world.config, 60 * S),
+      sleep: advancingSleep(slept),
+    });
+    expect(slept).toEqual([3_250]);
+    expect(runs.map((r) => r.pods.deleted)).toEqual([0, 1]);
+  });
+
+  it('keeps a safety margin of the invocation’s remaining time for its last run', () => {
+    expect(drainerWaitBudget('schedule', world.config, 60 * S)).toBe(50 * S);
+    expect(drainerWaitBudget('schedule', world.config, 8 * S)).toBe(0);
+    expect(drainerWaitBudget('scheduledCheck', world.config, 60 * S)).toBe(world.config.nodeMonitorPeriod);
   });
 });

@@ -7,6 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { parse, type Tags } from 'yaml';
 import { tableNamesWithPrefix } from '../../../shared/adapters/dynamodb/tables.js';
 import { ownedEnvVars } from '../../../shared/adapters/kubernetes/authConfig.js';
+import { EvictionDrainerTimeoutMs } from '../../../shared/app/drainer.js';
 import { CONFIG_KEYS, formatConfigValue, UPSTREAM_DEFAULTS, type ConfigKey } from '../../../shared/config.js';
 
 // CloudFormation's short-form tags, kept as their long forms.
@@ -22,7 +23,7 @@ interface ServerlessYml {
   params: { default: Record<string, unknown> };
   provider: { environment: Record<string, string>; runtime: string; architecture: string };
   custom: { tables: Record<string, string> };
-  functions: Record<string, { handler: string }>;
+  functions: Record<string, { handler: string; timeout?: number }>;
 }
 let sls: ServerlessYml;
 
@@ -50,6 +51,10 @@ describe('serverless.yml', () => {
       expect(ownedEnvVars).toContain(name);
       expect(sls.provider.environment[name]).toMatch(/^\$\{param:\w+\}$/);
     }
+  });
+
+  it('gives the drainer the timeout its wait budget assumes (drainerWaitBudget)', () => {
+    expect((sls.functions.evictionDrainer?.timeout ?? 0) * 1000).toBe(EvictionDrainerTimeoutMs);
   });
 
   it('names the tables as tables.ts does', () => {
