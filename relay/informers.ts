@@ -29,6 +29,29 @@ export const NodeLeaseNamespace = 'kube-node-lease';
 /** Pods bound to a node: the field selector of the pod informer. */
 export const BoundPodsFieldSelector = 'spec.nodeName!=';
 
+/**
+ * How often a kubelet renews its node Lease: 0.25 × its 40 s leaseDuration (kubelet's
+ * nodeLeaseDurationSeconds default; pkg/kubelet/nodelease). A lease watch with leases to renew is never
+ * quiet for much longer.
+ */
+export const KubeletLeaseRenewInterval: Millis = 10_000;
+
+/**
+ * Stall timeout of the lease watch while leases exist (NLC_RELAY_LEASE_WATCH_STALL_TIMEOUT): twice the
+ * renewal interval. Silence that long means a stalled watch or every kubelet stopped at once, and a
+ * relist of the leases (cheap) tells which, well within the 50 s grace period.
+ */
+export const DefaultLeaseWatchStallTimeout: Millis = 20_000;
+
+/**
+ * Stall timeout of the node and pod watches, and of the lease watch while no lease exists
+ * (NLC_RELAY_WATCH_STALL_TIMEOUT). These can be quiet in a stable cluster; kube-apiserver's watch cache
+ * sends every watcher that allows bookmarks one about every minute (cacher.go defaultBookmarkFrequency,
+ * cache_watcher.go nextBookmarkTime) and one 2 s before its timeout, so three minutes is three missed
+ * bookmarks.
+ */
+export const DefaultWatchStallTimeout: Millis = 180_000;
+
 /** A node Lease as the relay keeps it. */
 export interface TrimmedLease {
   readonly nodeName: string;
@@ -60,6 +83,10 @@ export interface InformersOptions {
   readonly transport?: HttpLibrary;
   /** Opens watches instead of client-node's Watch (`nlc simulate`'s in-process watch). */
   readonly watch?: Pick<Watch, 'watch'>;
+  /** Stall timeout of the lease watch while leases exist (DefaultLeaseWatchStallTimeout). */
+  readonly leaseWatchStallTimeoutMs?: Millis;
+  /** Stall timeout of the other watches (DefaultWatchStallTimeout); 0: no watchdog on them. */
+  readonly watchStallTimeoutMs?: Millis;
 }
 
 export interface Informers {
@@ -105,6 +132,8 @@ function toPage(list: {
  */
 export function createInformers(options: InformersOptions): Informers {
   const { kubeConfig, scheduler, logger, metrics, random, interner, handlers } = options;
+  const watchStallTimeout = options.watchStallTimeoutMs ?? DefaultWatchStallTimeout;
+  const leaseWatchStallTimeout = options.leaseWatchStallTimeoutMs ?? DefaultLeaseWatchStallTimeout;
   const behaviour: HttpBehaviour = {
     requestTimeoutMs: options.listTimeoutMs ?? 60_000,
     retry: DEFAULT_RETRY_POLICY,
@@ -134,6 +163,9 @@ export function createInformers(options: InformersOptions): Informers {
     onMalformed: () => {
       metrics.malformedObjects.inc({ resource });
     },
+    onStall: () => {
+      metrics.watchStalls.inc({ resource });
+    },
     onSynced: () => {
       metrics.informerSynced.set({ resource }, 1);
       if (!syncedOnce && all.every((r) => r.status().synced)) {
@@ -149,6 +181,9 @@ export function createInformers(options: InformersOptions): Informers {
 
   const leases = new Reflector<TrimmedLease>({
     ...common('leases'),
+    // Kubelets renew every 10 s: a lease watch with leases is never quiet for long. Without any, it may
+    // wait for bookmarks like the others.
+    stallTimeoutMs: (cached) => (cached > 0 ? leaseWatchStallTimeout : watchStallTimeout),
     watchPath: `/apis/coordination.k8s.io/v1/namespaces/${NodeLeaseNamespace}/leases`,
     list: (p, signal) =>
       coordination
@@ -169,6 +204,7 @@ export function createInformers(options: InformersOptions): Informers {
 
   const nodes = new Reflector<Node>({
     ...common('nodes'),
+    stallTimeoutMs: watchStallTimeout,
     watchPath: '/api/v1/nodes',
     list: (p, signal) => core.listNode(page(p), requestOptions(signal)).then(toPage),
     read: sharing(nodeFromV1, (node) => interner.node(node)),
@@ -187,6 +223,7 @@ export function createInformers(options: InformersOptions): Informers {
 
   const pods = new Reflector<Pod>({
     ...common('pods'),
+    stallTimeoutMs: watchStallTimeout,
     watchPath: '/api/v1/pods',
     fieldSelector: BoundPodsFieldSelector,
     list: (p, signal) =>

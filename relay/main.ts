@@ -3,8 +3,9 @@
 //   npx tsx relay/main.ts --kubeconfig ~/.kube/config         # events printed to stdout (no bus set)
 //   NLC_EVENT_BUS_NAME=nlc-prod NLC_CLUSTER=prod node relay/main.mjs   # in the cluster (infra/relay)
 //
-// Settings: relay/settings.ts (NLC_CLUSTER, NLC_NODE_MONITOR_PERIOD, NLC_EVENT_BUS_NAME,
-// NLC_EVENTBRIDGE_ENDPOINT, NLC_RELAY_PORT, POD_NAME, POD_NAMESPACE). Cluster credentials, in order:
+// Settings: relay/settings.ts (NLC_CLUSTER, NLC_NODE_MONITOR_PERIOD, NLC_NODE_MONITOR_GRACE_PERIOD,
+// NLC_EVENT_BUS_NAME, NLC_EVENTBRIDGE_ENDPOINT, NLC_RELAY_PORT, NLC_RELAY_LEASE_WATCH_STALL_TIMEOUT,
+// NLC_RELAY_WATCH_STALL_TIMEOUT, POD_NAME, POD_NAMESPACE). Cluster credentials, in order:
 // --kubeconfig, the NLC_ cluster credential variables (shared/adapters/kubernetes/authConfig.ts), then
 // client-node's default (KUBECONFIG, ~/.kube/config, or the in-cluster service account).
 // Leader election runs when the relay is in a pod (POD_NAMESPACE set) or with --leader-elect, on the
@@ -164,6 +165,8 @@ export async function runRelay(options: RunRelayOptions = {}): Promise<RunningRe
     sink,
     scheduler,
     nodeMonitorPeriod: settings.nodeMonitorPeriod,
+    leaseWatchStallTimeoutMs: settings.leaseWatchStallTimeout,
+    watchStallTimeoutMs: settings.watchStallTimeout,
     relayId: settings.relayId,
     leaderElection: leaderElect
       ? { namespace: options.leaseNamespace ?? settings.podNamespace ?? 'default', name: RelayLeaseName }

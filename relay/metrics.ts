@@ -5,6 +5,11 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 
 export type WatchRestartReason = 'error' | 'expired' | 'closed';
 export type DropReason = 'queue_full' | 'replay_full' | 'permanent_failure';
+/**
+ * Why a digest was not sent: the lease watch broke, expired or stalled and is not watching again yet;
+ * it has been silent for its stall timeout; or the digest timer fired more than two periods late.
+ */
+export type DigestSkipReason = 'lease_watch_interrupted' | 'lease_watch_stalled' | 'late_timer';
 
 /**
  * The relay's metrics on their own registry.
@@ -60,6 +65,18 @@ export class RelayMetrics {
     name: 'nlc_relay_watch_restarts_total',
     help: 'Watches started again, by resource and reason (error: broken stream or failed request, with backoff; expired: 410 Gone, relisted; closed: ended by the server, resumed).',
     labelNames: ['resource', 'reason'] as const,
+    registers: [this.registry],
+  });
+  readonly watchStalls = new Counter({
+    name: 'nlc_relay_watch_stalls_total',
+    help: 'Watches abandoned because they stayed open and delivered nothing (no event, no bookmark) for the stall timeout, then relisted, by resource.',
+    labelNames: ['resource'] as const,
+    registers: [this.registry],
+  });
+  readonly digestsSkipped = new Counter({
+    name: 'nlc_relay_digests_skipped_total',
+    help: 'Heartbeat Digests not sent because the relay could not vouch for the silence they would report (lease_watch_interrupted, lease_watch_stalled, late_timer).',
+    labelNames: ['reason'] as const,
     registers: [this.registry],
   });
   readonly relists = new Counter({

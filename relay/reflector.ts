@@ -12,12 +12,32 @@
 // Errors: a failed list or a broken watch is retried with client-go's backoff (800 ms doubling to 30 s,
 // jittered, reset after 2 minutes without failure) on the Scheduler; a watch the server ends normally
 // (its timeout) is resumed at once. Watch timeouts are 5-10 minutes, as client-go picks them.
+//
+// Stalls (not in client-go): a watch can stay open and deliver nothing (a stuck stream, a stuck watch
+// cache). client-go waits for the server's timeout; the relay cannot, because a silent lease watch
+// looks exactly like every node going silent. So a watchdog records the last delivery (any event,
+// BOOKMARK included, and the end of a list) and, when an open watch has been silent for the stall
+// timeout, abandons it and relists. A list is authoritative and applied as a diff, so a relist that
+// finds nothing new changes nothing.
 import type { Watch } from '@kubernetes/client-node';
 import type { Mapped } from '../shared/adapters/kubernetes/mapping.js';
 import type { EpochMillis, Millis } from '../shared/domain/types.js';
 import { Priority, type Scheduler, type TimerHandle } from '../shared/ports/scheduler.js';
 import { silentLogger, type RelayLogger } from './logger.js';
 import type { WatchRestartReason } from './metrics.js';
+
+/** The warning a stalled watch logs: constant, so an operator can alarm on it. */
+export const WatchStalledMessage =
+  'watch stalled: no event or bookmark for longer than the stall timeout; relisting';
+
+/**
+ * The watchdog's timers fire before the relay's other timers of the same instant (its digests), so a
+ * digest due when a stall is found follows the relist instead of claiming the silence the stall hid.
+ */
+const WatchdogPriority = Priority.Relay - 1;
+
+/** A watchdog timer this late found the event loop blocked or the process paused: look again shortly. */
+const LateTimerSlackMs: Millis = 1_000;
 
 /** Where a change comes from: the first list, a later list (after 410 or an error), or the watch. */
 export type ChangeSource = 'initial' | 'relist' | 'watch';
@@ -74,6 +94,14 @@ export interface ReflectorOptions<T> {
   readonly onRestart?: (reason: WatchRestartReason) => void;
   readonly onRelist?: () => void;
   readonly onMalformed?: () => void;
+  /**
+   * How long an open watch may deliver nothing (no event, no BOOKMARK) before it is taken for stalled,
+   * abandoned and replaced by a relist; a function of the objects cached (a quiet resource may wait
+   * for the server's bookmarks, a busy one need not). 0 or undefined: no watchdog.
+   */
+  readonly stallTimeoutMs?: Millis | ((cachedObjects: number) => Millis);
+  /** A watch was found stalled (before the relist). */
+  readonly onStall?: () => void;
   /** After the first successful list. */
   readonly onSynced?: () => void;
   readonly backoff?: Partial<ReflectorBackoff>;
@@ -92,6 +120,13 @@ export interface ReflectorStatus {
   readonly resourceVersion: string;
   readonly objects: number;
   readonly watching: boolean;
+  /**
+   * The watch broke, expired or stalled, and no new watch is open yet (a backoff or a relist is under
+   * way): changes since then are not observed. False after the server merely ended a watch.
+   */
+  readonly interrupted: boolean;
+  /** The open watch has been silent for its stall timeout: it may have stalled (the watchdog will see). */
+  readonly suspectedStall: boolean;
 }
 
 function metadataOf(raw: unknown): { name: string; namespace: string; resourceVersion?: string } | undefined {
@@ -161,6 +196,12 @@ export class Reflector<T> {
   // What the current watch said before it ended.
   private expired = false;
   private errorEvent: string | undefined;
+  // The watchdog: when the current watch (or the list before it) last delivered something, and the
+  // timer that looks at it. `openSince` is set while a watch is open (or being opened).
+  private lastDeliveryAt: EpochMillis | undefined;
+  private openSince: EpochMillis | undefined;
+  private watchdog: TimerHandle | undefined;
+  private interrupted = false;
 
   constructor(private readonly options: ReflectorOptions<T>) {
     this.backoff = { ...DefaultReflectorBackoff, ...options.backoff };
@@ -184,6 +225,7 @@ export class Reflector<T> {
     this.listAbort?.abort();
     if (this.retryTimer !== undefined) this.options.scheduler.cancel(this.retryTimer);
     this.retryTimer = undefined;
+    this.watchClosed();
   }
 
   // A method, not the field: TypeScript keeps a narrowed field narrowed across an await.
@@ -207,7 +249,25 @@ export class Reflector<T> {
       resourceVersion: this.resourceVersion,
       objects: this.cache.size,
       watching: this.controller !== undefined,
+      interrupted: this.interrupted,
+      suspectedStall: this.silentFor() !== undefined,
     };
+  }
+
+  /** The stall timeout now, or undefined when the watchdog is off. */
+  private stallTimeout(): Millis | undefined {
+    const option = this.options.stallTimeoutMs;
+    const timeout = typeof option === 'function' ? option(this.cache.size) : option;
+    return timeout === undefined || timeout <= 0 ? undefined : timeout;
+  }
+
+  /** How long the open watch has been silent, when that is at least its stall timeout. */
+  private silentFor(): Millis | undefined {
+    const timeout = this.stallTimeout();
+    if (this.openSince === undefined || this.lastDeliveryAt === undefined || timeout === undefined)
+      return undefined;
+    const silent = this.options.scheduler.now() - this.lastDeliveryAt;
+    return silent >= timeout ? silent : undefined;
   }
 
   private keyOf(raw: unknown): string | undefined {
@@ -299,6 +359,7 @@ export class Reflector<T> {
       });
     }
     this.resourceVersion = resourceVersion;
+    this.lastDeliveryAt = this.options.scheduler.now();
     if (!this.synced) {
       this.synced = true;
       this.syncedAt = this.options.scheduler.now();
@@ -312,6 +373,7 @@ export class Reflector<T> {
       await this.list(source);
     } catch (error) {
       if (this.isStopped()) return;
+      this.interrupted = true;
       this.logger.warn('list failed; retrying with backoff', {
         resource: this.options.resource,
         error: describe(error),
@@ -332,6 +394,9 @@ export class Reflector<T> {
     let events = 0;
     this.expired = false;
     this.errorEvent = undefined;
+    // A watch just opened has had no chance to deliver yet: its silence counts from now.
+    this.openSince = this.lastDeliveryAt = this.options.scheduler.now();
+    this.armWatchdog(generation, this.lastDeliveryAt);
     const params = {
       resourceVersion: this.resourceVersion,
       allowWatchBookmarks: true,
@@ -342,18 +407,22 @@ export class Reflector<T> {
     const onEvent = (type: string, obj: unknown): void => {
       if (generation !== this.generation) return;
       events++;
+      this.lastDeliveryAt = this.options.scheduler.now();
       this.onWatchEvent(type, obj);
     };
     const onDone = (error: unknown): void => {
       if (generation !== this.generation) return;
       this.generation++;
       this.controller = undefined;
+      this.watchClosed();
       this.watchEnded(error, performance.now() - startedAt, events);
     };
     try {
       const controller = await this.options.watch.watch(this.options.watchPath, params, onEvent, onDone);
-      if (generation === this.generation) this.controller = controller;
-      else controller.abort();
+      if (generation === this.generation) {
+        this.controller = controller;
+        this.interrupted = false;
+      } else controller.abort();
     } catch (error) {
       onDone(error);
     }
@@ -395,11 +464,13 @@ export class Reflector<T> {
         resourceVersion: this.resourceVersion,
       });
       this.resourceVersion = '';
+      this.interrupted = true;
       if (short) this.retryLater(() => this.listThenWatch('relist'));
       else void this.listThenWatch('relist');
       return;
     }
     if ((error !== null && error !== undefined) || this.errorEvent !== undefined || short) {
+      this.interrupted = true;
       this.options.onRestart?.('error');
       this.logger.warn('watch failed; resuming with backoff', {
         resource,
@@ -412,6 +483,60 @@ export class Reflector<T> {
     this.options.onRestart?.('closed');
     this.logger.debug('watch ended; resuming', { resource, resourceVersion: this.resourceVersion });
     void this.startWatch();
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // The watchdog
+
+  /** Looks at the watch of `generation` when it would have been silent for the stall timeout. */
+  private armWatchdog(generation: number, since: EpochMillis): void {
+    const timeout = this.stallTimeout();
+    if (this.watchdog !== undefined) this.options.scheduler.cancel(this.watchdog);
+    this.watchdog = undefined;
+    if (timeout === undefined) return;
+    const due = since + timeout;
+    this.watchdog = this.options.scheduler.at(due, WatchdogPriority, () => this.checkWatch(generation, due));
+  }
+
+  private checkWatch(generation: number, due: EpochMillis): Promise<void> | undefined {
+    this.watchdog = undefined;
+    if (this.stopped || generation !== this.generation || this.openSince === undefined) return undefined;
+    const { scheduler } = this.options;
+    const now = scheduler.now();
+    if (now - due > LateTimerSlackMs) {
+      // The event loop was blocked or the process paused: events may be waiting in the socket, unread.
+      // Look again once they had a chance to be read, instead of taking the backlog for silence.
+      const again = now + LateTimerSlackMs;
+      this.watchdog = scheduler.at(again, WatchdogPriority, () => this.checkWatch(generation, again));
+      return undefined;
+    }
+    const silent = this.silentFor();
+    if (silent === undefined) {
+      // Something arrived meanwhile (or the timeout changed with the cache): look again when it is due.
+      this.armWatchdog(generation, this.lastDeliveryAt ?? now);
+      return undefined;
+    }
+    // Abandon the watch: its late callbacks are ignored, its connection closed.
+    this.generation++;
+    this.controller?.abort();
+    this.controller = undefined;
+    this.watchClosed();
+    this.interrupted = true;
+    this.options.onStall?.();
+    this.logger.warn(WatchStalledMessage, {
+      resource: this.options.resource,
+      silentSeconds: silent / 1000,
+      resourceVersion: this.resourceVersion,
+    });
+    // Returned, so a virtual scheduler finishes the relist before the other timers of this instant.
+    return this.listThenWatch('relist');
+  }
+
+  /** The watch is no longer open: no watchdog for it. */
+  private watchClosed(): void {
+    this.openSince = undefined;
+    if (this.watchdog !== undefined) this.options.scheduler.cancel(this.watchdog);
+    this.watchdog = undefined;
   }
 
   private retryLater(run: () => Promise<void>): void {

@@ -28,7 +28,7 @@ import {
 import { createInformers } from './informers.js';
 import { Interner } from './intern.js';
 import { silentLogger, type RelayLogger } from './logger.js';
-import { RelayMetrics } from './metrics.js';
+import { RelayMetrics, type DigestSkipReason } from './metrics.js';
 import type { ChangeEvent } from './publishQueue.js';
 import { Publisher, type PublishBackoff } from './publisher.js';
 import { RecentChanges } from './recentChanges.js';
@@ -78,6 +78,16 @@ export interface RelayOptions {
   /** Timeout of one list request (60 s: a page of 500 pods from a busy API server). */
   readonly listTimeoutMs?: Millis;
   readonly reflectorBackoff?: Partial<ReflectorBackoff>;
+  /**
+   * How long the lease watch may deliver nothing, while leases exist, before it is taken for stalled and
+   * replaced by a relist (20 s: kubelets renew every 10 s; keep it well within nodeMonitorGracePeriod).
+   */
+  readonly leaseWatchStallTimeoutMs?: Millis;
+  /**
+   * The same for the node and pod watches (and the lease watch without leases), which may be quiet and
+   * rely on the API server's bookmarks, sent about every minute (3 min). 0: no watchdog on them.
+   */
+  readonly watchStallTimeoutMs?: Millis;
   readonly random?: () => number;
   /**
    * Sends each list request instead of node-fetch, and `watch` opens the watches instead of
@@ -188,6 +198,10 @@ export function createRelay(options: RelayOptions): Relay {
     interner,
     ...(options.listTimeoutMs !== undefined && { listTimeoutMs: options.listTimeoutMs }),
     ...(options.reflectorBackoff !== undefined && { backoff: options.reflectorBackoff }),
+    ...(options.leaseWatchStallTimeoutMs !== undefined && {
+      leaseWatchStallTimeoutMs: options.leaseWatchStallTimeoutMs,
+    }),
+    ...(options.watchStallTimeoutMs !== undefined && { watchStallTimeoutMs: options.watchStallTimeoutMs }),
     ...(options.transport !== undefined && { transport: options.transport }),
     ...(options.watch !== undefined && { watch: options.watch }),
     handlers: {
@@ -247,13 +261,61 @@ export function createRelay(options: RelayOptions): Relay {
   // ---------------------------------------------------------------------------------------------
   // Digests
 
+  // A digest says "no renewal observed since the probe" for every node. The functions believe it and
+  // mark a node Unknown once that silence passes the grace period, so the relay sends none while it
+  // cannot vouch for the silence: its lease watch is broken or relisting, or silent for so long that
+  // it may have stalled, or the timer fired so late that watch events may still sit unread in the
+  // socket. A missing digest marks nobody; digests missing for longer than the grace period are an
+  // observation gap, after which the functions give every node a fresh probe.
+  let lastTickAt: EpochMillis | undefined;
+  let skipping: { reason: DigestSkipReason; since: EpochMillis; skipped: number } | undefined;
+
+  /** Why the digest due now cannot be sent, if it cannot. `late`: the timer fired over 2 periods late. */
+  function skipReason(late: boolean): DigestSkipReason | undefined {
+    // A timer that late means the event loop was blocked or the process paused: the watch events of
+    // that time are read after this timer, not before. The next tick, a period later, has them.
+    if (late) return 'late_timer';
+    const lease = leases.status();
+    if (lease.interrupted) return 'lease_watch_interrupted';
+    if (lease.suspectedStall) return 'lease_watch_stalled';
+    return undefined;
+  }
+
+  function skipDigest(reason: DigestSkipReason, now: EpochMillis): void {
+    metrics.digestsSkipped.inc({ reason });
+    if (skipping === undefined) {
+      // Once per episode: the counter has every skip.
+      logger.warn('digest skipped: the relay cannot vouch for the lease silence it would report', {
+        reason,
+        leaseWatch: leases.status(),
+      });
+      skipping = { reason, since: now, skipped: 0 };
+    }
+    skipping.skipped++;
+  }
+
   function digestTick(): Promise<void> | undefined {
+    const now = scheduler.now();
+    const late = lastTickAt !== undefined && now - lastTickAt > 2 * options.nodeMonitorPeriod;
+    lastTickAt = now;
     if (!canPublish() || leaderSince === undefined) return undefined;
     if (!nodes.status().synced || !leases.status().synced) {
       logger.debug('digest skipped: informers not synced yet');
       return undefined;
     }
-    const now = scheduler.now();
+    const reason = skipReason(late);
+    if (reason !== undefined) {
+      skipDigest(reason, now);
+      return undefined;
+    }
+    if (skipping !== undefined) {
+      logger.info('digests resumed', {
+        skipped: skipping.skipped,
+        firstReason: skipping.reason,
+        skippedSeconds: (now - skipping.since) / 1000,
+      });
+      skipping = undefined;
+    }
     // Since when this process has observed the node Leases: both lists done (a standby's informers run
     // before it leads, so a takeover keeps its history). A restarted relay starts again.
     const observingSince = Math.max(nodes.status().syncedAt ?? now, leases.status().syncedAt ?? now);
@@ -295,6 +357,8 @@ export function createRelay(options: RelayOptions): Relay {
     leading = true;
     leaderSince = since;
     sequence = 0;
+    lastTickAt = undefined;
+    skipping = undefined;
     publisher.startTerm();
     metrics.isLeader.set(1);
     metrics.leadershipChanges.inc({ change: 'started' });

@@ -1,15 +1,21 @@
-// The relay process's settings, read once at start (STYLE 1.5): the controller settings it shares with
-// the functions (NLC_CLUSTER, NLC_NODE_MONITOR_PERIOD, through shared/config.ts loadConfig), the
-// variables only the relay reads (below), the cluster credentials (authConfig.ts), and the pod's
-// identity from the Downward API (POD_NAME, POD_NAMESPACE). One ConfigError names every bad variable.
+// The relay process's settings, read once at start: the controller settings it shares with the
+// functions (NLC_CLUSTER, NLC_NODE_MONITOR_PERIOD, and NLC_NODE_MONITOR_GRACE_PERIOD, which bounds the
+// lease watch's stall timeout; through shared/config.ts loadConfig), the variables only the relay reads
+// (below), the cluster credentials (authConfig.ts), and the pod's identity from the Downward API
+// (POD_NAME, POD_NAMESPACE). One ConfigError names every bad variable.
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { ownedEnvVars as clusterAuthEnvVars } from '../shared/adapters/kubernetes/authConfig.js';
-import { loadConfig } from '../shared/config.js';
+import { durationSchema, formatDuration, loadConfig, type ControllerConfig } from '../shared/config.js';
 import type { Millis } from '../shared/domain/types.js';
 import { ConfigError, type ConfigIssue } from '../shared/errors.js';
 import { isDNS1123Label, isDNS1123Subdomain } from '../shared/wireFormat.js';
+import {
+  DefaultLeaseWatchStallTimeout,
+  DefaultWatchStallTimeout,
+  KubeletLeaseRenewInterval,
+} from './informers.js';
 
 /** The environment variables only the relay reads. */
 export const RelayEnv = {
@@ -19,6 +25,10 @@ export const RelayEnv = {
   eventBridgeEndpoint: 'NLC_EVENTBRIDGE_ENDPOINT',
   /** Port of /healthz, /readyz and /metrics (8080). */
   port: 'NLC_RELAY_PORT',
+  /** Silence of the lease watch, while leases exist, taken for a stall (20s). */
+  leaseWatchStallTimeout: 'NLC_RELAY_LEASE_WATCH_STALL_TIMEOUT',
+  /** Silence of the node and pod watches taken for a stall (3m; 0: no watchdog on them). */
+  watchStallTimeout: 'NLC_RELAY_WATCH_STALL_TIMEOUT',
   /** The pod's name (Downward API): the leader-election identity and the digests' relayId. */
   podName: 'POD_NAME',
   /** The pod's namespace (Downward API): where the leader-election Lease lives. */
@@ -30,6 +40,8 @@ export const relayOwnedEnvVars: ReadonlySet<string> = new Set([
   RelayEnv.eventBusName,
   RelayEnv.eventBridgeEndpoint,
   RelayEnv.port,
+  RelayEnv.leaseWatchStallTimeout,
+  RelayEnv.watchStallTimeout,
   ...clusterAuthEnvVars,
 ]);
 
@@ -39,6 +51,10 @@ export interface RelaySettings {
   readonly eventBusName: string | undefined;
   readonly eventBridgeEndpoint: string | undefined;
   readonly port: number;
+  /** How long the lease watch may be silent, while leases exist, before it is relisted. */
+  readonly leaseWatchStallTimeout: Millis;
+  /** The same for the node and pod watches; 0: no watchdog on them. */
+  readonly watchStallTimeout: Millis;
   /** POD_NAME, or hostname_uuid outside a pod (client-go's convention for a unique identity). */
   readonly relayId: string;
   readonly podNamespace: string | undefined;
@@ -62,6 +78,44 @@ const Port = z.coerce
   .int({ error: 'expected a port number' })
   .min(0, { error: 'expected a port from 0 to 65535' })
   .max(65_535, { error: 'expected a port from 0 to 65535' });
+
+/**
+ * Shorter lease stall timeouts would take a one-node cluster's 10 s renewals (jittered by 4 %, plus
+ * network delays) for stalls: harmless relists, but every one a warning.
+ */
+export const MinLeaseWatchStallTimeout: Millis = 15_000;
+/** Shorter ones would relist quiet watches between two of the API server's bookmarks (about 1 a minute). */
+export const MinWatchStallTimeout: Millis = 90_000;
+
+/**
+ * The longest lease stall timeout that still finds a stall before a healthy node looks silent for the
+ * grace period: its last observed renewal can be one renewal interval older than the watch's last
+ * delivery, and the relist and the next digest need a margin (two digest periods).
+ *
+ * @example
+ * maxLeaseWatchStallTimeout({ nodeMonitorGracePeriod: 50_000, nodeMonitorPeriod: 5_000 }); // 30000
+ */
+export function maxLeaseWatchStallTimeout(
+  config: Pick<ControllerConfig, 'nodeMonitorGracePeriod' | 'nodeMonitorPeriod'>,
+): Millis {
+  return config.nodeMonitorGracePeriod - KubeletLeaseRenewInterval - 2 * config.nodeMonitorPeriod;
+}
+
+/**
+ * The lease stall timeout when none is set: 20 s, less when a short grace period leaves less room,
+ * never below MinLeaseWatchStallTimeout (a grace period that short cannot be kept through a stall).
+ *
+ * @example
+ * defaultLeaseWatchStallTimeout({ nodeMonitorGracePeriod: 40_000, nodeMonitorPeriod: 5_000 }); // 20000
+ */
+export function defaultLeaseWatchStallTimeout(
+  config: Pick<ControllerConfig, 'nodeMonitorGracePeriod' | 'nodeMonitorPeriod'>,
+): Millis {
+  return Math.max(
+    MinLeaseWatchStallTimeout,
+    Math.min(DefaultLeaseWatchStallTimeout, maxLeaseWatchStallTimeout(config)),
+  );
+}
 
 /**
  * Reads the relay's settings. `overrides` are command-line flags (they win over the environment).
@@ -108,6 +162,44 @@ export function loadRelaySettings(
     overrides.port !== undefined
       ? check('--port', Port, overrides.port)
       : check(RelayEnv.port, Port, read(RelayEnv.port) ?? 8080);
+  const leaseStallRaw = read(RelayEnv.leaseWatchStallTimeout);
+  const leaseStall =
+    leaseStallRaw === undefined
+      ? undefined
+      : check(RelayEnv.leaseWatchStallTimeout, durationSchema('positive'), leaseStallRaw);
+  if (leaseStall !== undefined && leaseStall < MinLeaseWatchStallTimeout) {
+    issues.push({
+      path: RelayEnv.leaseWatchStallTimeout,
+      message:
+        `expected at least ${formatDuration(MinLeaseWatchStallTimeout)} (kubelets renew every ` +
+        `${formatDuration(KubeletLeaseRenewInterval)}), got ${JSON.stringify(leaseStallRaw)}`,
+    });
+  } else if (leaseStall !== undefined && controller !== undefined) {
+    const max = maxLeaseWatchStallTimeout(controller);
+    if (leaseStall > max) {
+      issues.push({
+        path: RelayEnv.leaseWatchStallTimeout,
+        message:
+          `${formatDuration(leaseStall)} leaves no room within nodeMonitorGracePeriod ` +
+          `(${formatDuration(controller.nodeMonitorGracePeriod)}): at most ${formatDuration(max)}, the grace ` +
+          `period less the kubelets' renewal interval (${formatDuration(KubeletLeaseRenewInterval)}) and two ` +
+          `nodeMonitorPeriods for the relist, or healthy nodes are marked Unknown before a stall is found`,
+      });
+    }
+  }
+  const watchStallRaw = read(RelayEnv.watchStallTimeout);
+  const watchStall =
+    watchStallRaw === undefined
+      ? DefaultWatchStallTimeout
+      : check(RelayEnv.watchStallTimeout, durationSchema('nonNegative'), watchStallRaw);
+  if (watchStall !== undefined && watchStall > 0 && watchStall < MinWatchStallTimeout) {
+    issues.push({
+      path: RelayEnv.watchStallTimeout,
+      message:
+        `expected 0 (no watchdog) or at least ${formatDuration(MinWatchStallTimeout)} (the API server ` +
+        `sends a bookmark about every minute), got ${JSON.stringify(watchStallRaw)}`,
+    });
+  }
   const podName = read(RelayEnv.podName);
   if (podName !== undefined && !isDNS1123Subdomain(podName)) {
     issues.push({ path: RelayEnv.podName, message: `expected a pod name, got ${JSON.stringify(podName)}` });
@@ -119,13 +211,16 @@ export function loadRelaySettings(
       message: `expected a namespace, got ${JSON.stringify(podNamespace)}`,
     });
   }
-  if (issues.length > 0 || controller === undefined || port === undefined) throw new ConfigError(issues);
+  if (issues.length > 0 || controller === undefined || port === undefined || watchStall === undefined)
+    throw new ConfigError(issues);
   return {
     cluster: controller.cluster,
     nodeMonitorPeriod: controller.nodeMonitorPeriod,
     eventBusName,
     eventBridgeEndpoint,
     port,
+    leaseWatchStallTimeout: leaseStall ?? defaultLeaseWatchStallTimeout(controller),
+    watchStallTimeout: watchStall,
     relayId: podName ?? `${hostname()}_${randomUUID()}`,
     podNamespace,
   };

@@ -14,6 +14,8 @@ describe('loadRelaySettings', () => {
         NLC_EVENT_BUS_NAME: 'nlc-prod',
         NLC_EVENTBRIDGE_ENDPOINT: 'http://127.0.0.1:4010',
         NLC_RELAY_PORT: '9090',
+        NLC_RELAY_LEASE_WATCH_STALL_TIMEOUT: '18s',
+        NLC_RELAY_WATCH_STALL_TIMEOUT: '5m',
         NLC_KUBECONFIG: '/etc/nlc/kubeconfig', // the cluster credentials' own variable: not unknown here
         POD_NAME: 'nlc-relay-6f9c7d8b5-x2k4q',
         POD_NAMESPACE: 'nlc-system',
@@ -25,6 +27,8 @@ describe('loadRelaySettings', () => {
       eventBusName: 'nlc-prod',
       eventBridgeEndpoint: 'http://127.0.0.1:4010',
       port: 9090,
+      leaseWatchStallTimeout: 18_000,
+      watchStallTimeout: 300_000,
       relayId: 'nlc-relay-6f9c7d8b5-x2k4q',
       podNamespace: 'nlc-system',
     });
@@ -80,7 +84,70 @@ describe('loadRelaySettings', () => {
   it('owns exactly the variables loadConfig must skip', () => {
     expect(
       [...relayOwnedEnvVars].filter((name) => name.startsWith('NLC_RELAY') || name.startsWith('NLC_EVENT')),
-    ).toEqual(['NLC_EVENT_BUS_NAME', 'NLC_EVENTBRIDGE_ENDPOINT', 'NLC_RELAY_PORT']);
+    ).toEqual([
+      'NLC_EVENT_BUS_NAME',
+      'NLC_EVENTBRIDGE_ENDPOINT',
+      'NLC_RELAY_PORT',
+      'NLC_RELAY_LEASE_WATCH_STALL_TIMEOUT',
+      'NLC_RELAY_WATCH_STALL_TIMEOUT',
+    ]);
+  });
+});
+
+describe('the watch stall timeouts', () => {
+  const issues = (env: Record<string, string>): string[] => {
+    try {
+      loadRelaySettings(env);
+    } catch (error) {
+      if (error instanceof ConfigError) return error.issues.map((i) => `${i.path}: ${i.message}`);
+      throw error;
+    }
+    return [];
+  };
+
+  it('default to 20 s for the lease watch and 3 minutes for the others', () => {
+    expect(loadRelaySettings({})).toMatchObject({
+      leaseWatchStallTimeout: 20_000,
+      watchStallTimeout: 180_000,
+    });
+  });
+
+  it('shorten the lease default when a short grace period leaves less room, down to 15 s', () => {
+    // Room: grace − 10 s (kubelet renewals) − 2 × nodeMonitorPeriod.
+    expect(loadRelaySettings({ NLC_NODE_MONITOR_GRACE_PERIOD: '37s' }).leaseWatchStallTimeout).toBe(17_000);
+    expect(loadRelaySettings({ NLC_NODE_MONITOR_GRACE_PERIOD: '20s' }).leaseWatchStallTimeout).toBe(15_000);
+  });
+
+  it('reject a lease stall timeout that leaves no room within the grace period, naming the variable', () => {
+    expect(issues({ NLC_RELAY_LEASE_WATCH_STALL_TIMEOUT: '31s' })).toEqual([
+      "NLC_RELAY_LEASE_WATCH_STALL_TIMEOUT: 31s leaves no room within nodeMonitorGracePeriod (50s): at most 30s, the grace period less the kubelets' renewal interval (10s) and two nodeMonitorPeriods for the relist, or healthy nodes are marked Unknown before a stall is found",
+    ]);
+    expect(
+      loadRelaySettings({ NLC_RELAY_LEASE_WATCH_STALL_TIMEOUT: '40s', NLC_NODE_MONITOR_GRACE_PERIOD: '1m' })
+        .leaseWatchStallTimeout,
+    ).toBe(40_000);
+  });
+
+  it('reject timeouts too short for the renewals or the bookmarks they wait for, and garbage', () => {
+    expect(
+      issues({
+        NLC_RELAY_LEASE_WATCH_STALL_TIMEOUT: '10s',
+        NLC_RELAY_WATCH_STALL_TIMEOUT: '1m',
+      }),
+    ).toEqual([
+      'NLC_RELAY_LEASE_WATCH_STALL_TIMEOUT: expected at least 15s (kubelets renew every 10s), got "10s"',
+      'NLC_RELAY_WATCH_STALL_TIMEOUT: expected 0 (no watchdog) or at least 1m30s (the API server sends a bookmark about every minute), got "1m"',
+    ]);
+    expect(
+      issues({ NLC_RELAY_LEASE_WATCH_STALL_TIMEOUT: 'soon', NLC_RELAY_WATCH_STALL_TIMEOUT: '-1m' }),
+    ).toEqual([
+      'NLC_RELAY_LEASE_WATCH_STALL_TIMEOUT: expected a duration like "40s", "5m" or a number of seconds, got "soon"',
+      'NLC_RELAY_WATCH_STALL_TIMEOUT: expected a duration of 0 or more, got "-1m"',
+    ]);
+  });
+
+  it('turn the node and pod watchdog off with 0 (an API server without bookmarks)', () => {
+    expect(loadRelaySettings({ NLC_RELAY_WATCH_STALL_TIMEOUT: '0' }).watchStallTimeout).toBe(0);
   });
 });
 
