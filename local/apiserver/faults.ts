@@ -1,6 +1,8 @@
 // Fault injection for tests and chaos runs of the local stack: requests matching a rule are delayed or
 // answered with a 409, a 429 (with Retry-After, as API Priority and Fairness sends it) or a 500; watch
-// streams can be cut. Faults apply to HTTP requests only; the in-process store is never faulty.
+// streams can be cut, or stalled (open, delivering nothing). Faults apply to HTTP requests, and stalls
+// also to the in-process watches that pass their Faults (`nlc simulate`'s inProcessWatch); the
+// in-process store itself is never faulty.
 import type { Verb } from './resources.js';
 
 export interface FaultMatch {
@@ -73,6 +75,7 @@ function matches(match: FaultMatch | undefined, info: RequestInfo): boolean {
 export class Faults {
   private rules: ActiveRule[] = [];
   private readonly watches = new Set<OpenWatch>();
+  private stalls: { readonly match: FaultMatch | undefined }[] = [];
   private held = 0;
 
   /** Adds a rule; returns a function that removes it. */
@@ -84,8 +87,10 @@ export class Faults {
     };
   }
 
+  /** Removes every rule and ends every stall. */
   clear(): void {
     this.rules = [];
+    this.stalls = [];
   }
 
   /** Cuts every open watch stream matching `match` now; returns how many. */
@@ -93,6 +98,31 @@ export class Faults {
     const targets = [...this.watches].filter((watch) => matches(match, watch.info));
     for (const watch of targets) watch.close(mode);
     return targets.length;
+  }
+
+  /**
+   * Stalls the watch streams matching `match` from now until the returned function is called: open
+   * ones and ones opened meanwhile stay open and deliver nothing, not even bookmarks, as a stuck stream
+   * or a stuck watch cache does. What happens meanwhile is never delivered on those streams, even after
+   * the stall ends (they go on with later events); lists, and watches opened after the stall, are
+   * served normally, so a client that relists sees everything.
+   *
+   * @example
+   * const end = faults.stallWatches({ resource: 'leases' });
+   * // … the lease watches are silent …
+   * end();
+   */
+  stallWatches(match?: FaultMatch): () => void {
+    const stall = { match };
+    this.stalls.push(stall);
+    return () => {
+      this.stalls = this.stalls.filter((s) => s !== stall);
+    };
+  }
+
+  /** @internal Whether a watch stream of this request delivers nothing right now. */
+  stalled(info: RequestInfo): boolean {
+    return this.stalls.some((stall) => matches(stall.match, info));
   }
 
   /** @internal The rules that apply to a request, each use counted. */

@@ -20,7 +20,7 @@
 // - Admission: DefaultTolerationSeconds, TaintNodesByCondition, NamespaceLifecycle; namespaces
 //   default, kube-node-lease, kube-public and kube-system exist from the start; events expire (1 h).
 // - Bearer tokens (401), optional per-identity rules (403 with RBAC's message), fault injection
-//   (delay, 409, 429 + Retry-After, 500, dropped watch streams).
+//   (delay, 409, 429 + Retry-After, 500, dropped and stalled watch streams).
 // Served over https with a self-signed certificate made at start (kubectl sends credentials only over
 // TLS); the kubeconfig carries it as its CA. What it does not model: client certificates, protobuf, server-side apply, managedFields, aggregated discovery,
 // OpenAPI documents, unknown-field pruning, a scheduler or any controller (no kubelet: pods stay as
@@ -117,6 +117,11 @@ export interface ApiServerHandle {
     clear(): void;
     /** Cuts the open watch streams matching `match` now ('reset' by default); returns how many. */
     dropWatches(match?: FaultMatch, mode?: 'reset' | 'end'): number;
+    /**
+     * Stalls the watch streams matching `match` (open and opened meanwhile) until the returned function
+     * is called: they stay open and deliver nothing, and never what happened meanwhile.
+     */
+    stallWatches(match?: FaultMatch): () => void;
     /** How many requests delay rules hold right now. */
     pending(): number;
   };
@@ -186,6 +191,7 @@ export async function startApiServer(options: StartApiServerOptions = {}): Promi
         faults.clear();
       },
       dropWatches: (match, mode) => faults.dropWatches(match, mode),
+      stallWatches: (match) => faults.stallWatches(match),
       pending: () => faults.pending(),
     },
     requests: http.requests,

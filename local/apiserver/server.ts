@@ -625,6 +625,8 @@ export class ApiHttpServer {
       res.write(line);
     };
     const write = (event: WatchEvent) => {
+      // A stalled stream drops what it would have sent (faults.ts stallWatches): nothing is replayed.
+      if (this.options.faults.stalled(info)) return;
       const line = `${JSON.stringify(event)}\n`;
       if (stream.started) send(line);
       else stream.buffered.push(line);

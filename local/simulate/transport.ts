@@ -14,6 +14,7 @@ import {
   type RequestContext,
   type Watch,
 } from '@kubernetes/client-node';
+import type { Faults } from '../apiserver/faults.js';
 import type { Registry } from '../apiserver/registry.js';
 import { findResource, type ResourceDef } from '../apiserver/resources.js';
 import type { ApiHttpServer } from '../apiserver/server.js';
@@ -81,16 +82,27 @@ function stringParam(value: string | number | boolean | undefined): string | und
  * wire) before the write that caused them returns; aborting the returned controller stops the watch
  * (no `done` call, as the relay's reflector ignores the end of a watch it abandoned). Errors the
  * registry raises at the start (a resourceVersion too old: 410) go to `done`, as client-node reports
- * them.
+ * them. With `faults`, its watch stalls (Faults.stallWatches) apply, as over HTTP, to `user`'s watches.
  *
  * @example
  * createRelay({ ..., watch: inProcessWatch(api.store.registry) });
  */
-export function inProcessWatch(registry: Registry): Pick<Watch, 'watch'> {
+export function inProcessWatch(
+  registry: Registry,
+  options: { readonly faults?: Faults; readonly user?: string } = {},
+): Pick<Watch, 'watch'> {
   return {
     watch(path, queryParams, callback, done) {
       const controller = new AbortController();
       const { def, namespace } = watchTarget(path);
+      const info = {
+        verb: 'watch',
+        resource: def.resource,
+        subresource: '',
+        namespace,
+        name: '',
+        user: options.user ?? '',
+      } as const;
       try {
         const resourceVersion = stringParam(queryParams.resourceVersion);
         const fieldSelector = stringParam(queryParams.fieldSelector);
@@ -105,7 +117,8 @@ export function inProcessWatch(registry: Registry): Pick<Watch, 'watch'> {
             ...(labelSelector !== undefined && { labelSelector }),
           },
           (event) => {
-            if (!controller.signal.aborted) callback(event.type, structuredClone(event.object));
+            if (controller.signal.aborted || options.faults?.stalled(info) === true) return;
+            callback(event.type, structuredClone(event.object));
           },
         );
         controller.signal.addEventListener('abort', () => {
