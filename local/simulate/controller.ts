@@ -12,7 +12,8 @@
 //   sees the changes observed at the same instant; the drainer drains what the pass queued, as upstream's
 //   doNoExecuteTaintingPass does within the next 100 ms.
 // - Failures: a function that throws is retried as Lambda retries an asynchronous invoke, 1 minute and
-//   then 2 minutes later, then dropped; every failure is a diagnostic.
+//   then 2 minutes later, then dead-lettered; every failure is a diagnostic. With `chaos` (chaos.ts),
+//   every delivery is duplicated, delayed and failed at random as well.
 // - The drainer runs as deployed: on its schedule and when the monitor starts it (something due within
 //   the next nodeMonitorPeriod), and a run waits for the next item that becomes due within its budget
 //   (shared/app/drainer.ts drainerWaitBudget, nextWait). A Lambda waits in process; here the wait is a
@@ -55,6 +56,7 @@ import type { EventSink, PublishFailure } from '../../shared/ports/eventSink.js'
 import type { LogFields, Observer } from '../../shared/ports/observer.js';
 import { Priority, type Scheduler } from '../../shared/ports/scheduler.js';
 import type { LoadedState, StateStores } from '../../shared/ports/stores.js';
+import { DeliveryChaos, type ChaosSettings, type DeliveryStats } from './chaos.js';
 import { targetsOf, type Rule } from './routing.js';
 import type { TimelineRecord } from './timeline.js';
 
@@ -111,6 +113,8 @@ export interface SimulatedControllerOptions {
   /** Where the monitor's zone-state decisions go (ZoneState lines). */
   readonly emit: (record: TimelineRecord) => void;
   readonly diagnose: Diagnose;
+  /** Duplicated, delayed and failing deliveries (`nlc simulate --chaos`); none when absent. */
+  readonly chaos?: ChaosSettings;
 }
 
 export interface SimulatedController {
@@ -122,6 +126,8 @@ export interface SimulatedController {
   readonly invocations: Readonly<Record<string, number>>;
   /** Events the bus accepted so far. */
   eventsPublished(): number;
+  /** Delivery attempts, failures and dead-lettered deliveries so far. */
+  deliveries(): DeliveryStats;
 }
 
 function wrongEvent(fn: string, event: RelayEvent): EventParseError {
@@ -144,6 +150,8 @@ export function createSimulatedController(options: SimulatedControllerOptions): 
   const { config, scheduler, end, rules, stores, cluster: clusterPort, emit, diagnose } = options;
   const cluster = config.cluster;
   const invocations: Record<string, number> = {};
+  const stats = { deliveries: 0, failures: 0, deadLettered: 0 };
+  const chaos = options.chaos === undefined ? undefined : new DeliveryChaos(options.chaos);
   let published = 0;
   let envelopes = 0;
 
@@ -188,7 +196,7 @@ export function createSimulatedController(options: SimulatedControllerOptions): 
     triggerDrainer: (invocation) => {
       // What the Lambda invoke would carry, parsed as the drainer's handler parses it.
       const parsed = DrainerInvocation.parse(JSON.parse(JSON.stringify(invocation)));
-      schedule('evictionDrainer', { kind: 'invoke', invocation: parsed });
+      deliver('evictionDrainer', { kind: 'invoke', invocation: parsed });
       return Promise.resolve();
     },
   };
@@ -258,7 +266,33 @@ export function createSimulatedController(options: SimulatedControllerOptions): 
       );
     }
   }
-  function schedule(fn: string, payload: Payload, at: EpochMillis = scheduler.now(), attempt = 1): void {
+  /**
+   * A delivery of `payload` to `fn` by the bus, a schedule or the monitor's invoke: once, or with
+   * chaos 1..duplicates copies, each after a random delay.
+   */
+  function deliver(fn: string, payload: Payload, at: EpochMillis = scheduler.now()): void {
+    const copies = chaos?.copies() ?? 1;
+    for (let copy = 0; copy < copies; copy++) attempt(fn, payload, at + (chaos?.delay() ?? 0), 1);
+  }
+
+  /** A failed attempt is retried as Lambda retries an asynchronous invoke, then dead-lettered. */
+  function retryOrDeadLetter(
+    fn: string,
+    payload: Payload,
+    number: number,
+    report: (fields: LogFields) => void,
+  ): void {
+    stats.failures++;
+    const delay = RetryDelays[number - 1];
+    report({
+      attempt: number,
+      ...(delay === undefined ? { dropped: true } : { retryInSeconds: delay / 1000 }),
+    });
+    if (delay !== undefined) attempt(fn, payload, scheduler.now() + delay, number + 1);
+    else stats.deadLettered++;
+  }
+
+  function attempt(fn: string, payload: Payload, at: EpochMillis, number: number): void {
     const handler = handlers[fn];
     if (handler === undefined) throw new TypeError(`no handler for ${fn}`);
     // One invocation: its first step, then the steps it continues with after a wait, until done; a
@@ -268,12 +302,9 @@ export function createSimulatedController(options: SimulatedControllerOptions): 
       try {
         next = await run();
       } catch (error) {
-        const delay = RetryDelays[attempt - 1];
-        diagnose('error', fn, describeError(error), {
-          attempt,
-          ...(delay === undefined ? { dropped: true } : { retryInSeconds: delay / 1000 }),
+        retryOrDeadLetter(fn, payload, number, (fields) => {
+          diagnose('error', fn, describeError(error), fields);
         });
-        if (delay !== undefined) schedule(fn, payload, scheduler.now() + delay, attempt + 1);
         return;
       }
       if (!isContinuation(next)) return;
@@ -283,6 +314,13 @@ export function createSimulatedController(options: SimulatedControllerOptions): 
       scheduler.at(resumeAt, handler.priority, () => step(resume));
     };
     scheduler.at(at, handler.priority, () => {
+      stats.deliveries++;
+      if (chaos?.fails() === true) {
+        retryOrDeadLetter(fn, payload, number, (fields) => {
+          diagnose('warn', fn, 'chaos: the delivery failed before the function ran', fields);
+        });
+        return undefined;
+      }
       invocations[fn] = (invocations[fn] ?? 0) + 1;
       return step(() => handler.handle(payload));
     });
@@ -310,7 +348,7 @@ export function createSimulatedController(options: SimulatedControllerOptions): 
           return;
         }
         published++;
-        for (const fn of targetsOf(JSON.parse(json), rules)) schedule(fn, { kind: 'relay', json });
+        for (const fn of targetsOf(JSON.parse(json), rules)) deliver(fn, { kind: 'relay', json });
       });
       return Promise.resolve({
         sent: events.length - failed.length,
@@ -329,11 +367,12 @@ export function createSimulatedController(options: SimulatedControllerOptions): 
         const fn = rule.function;
         const priority = handlers[fn]?.priority ?? FunctionPriority.drainer;
         scheduler.every(rule.periodMs, start + rule.periodMs, priority, () => {
-          schedule(fn, { kind: 'schedule', envelope: scheduledEnvelope(`${fn}-schedule`) });
+          deliver(fn, { kind: 'schedule', envelope: scheduledEnvelope(`${fn}-schedule`) });
         });
       }
     },
     invocations,
     eventsPublished: () => published,
+    deliveries: () => ({ ...stats }),
   };
 }

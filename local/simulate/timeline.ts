@@ -80,6 +80,15 @@ export interface SummaryRecord {
   readonly nodes: readonly SummaryNode[];
   /** Pods the controller deleted (PodDeleted lines). */
   readonly evictions: number;
+  /**
+   * With `--chaos` only: delivery attempts (copies and retries), failed attempts, and deliveries given
+   * up on after Lambda's retries (the dead-letter queue).
+   */
+  readonly deliveries?: {
+    readonly deliveries: number;
+    readonly failures: number;
+    readonly deadLettered: number;
+  };
 }
 
 export type TimelineRecord =
