@@ -369,6 +369,15 @@ async function passAndCommit(
     passDecisions({ before, pass, nodes: loaded.nodes, evictionMode: config.evictionMode, now }),
   );
 
+  if (pass.healthUpdateFailures.length > 0) {
+    // Upstream logs this per node ("Skipping - no pods will be evicted"); the trail has each failed write.
+    observer.warn('node health could not be updated: the nodes are skipped in this pass', {
+      cluster,
+      count: pass.healthUpdateFailures.length,
+      nodes: pass.healthUpdateFailures.slice(0, 10),
+      observedAt: iso(now),
+    });
+  }
   reportMetrics(observer, loaded, pass, { gapMs, passMs, nodes: nodes.length, now });
   const drainerTriggered = await triggerDrainerIfDue(deps, committed, now);
   const zones = Object.fromEntries([...pass.state.zoneStates].map(([zone, s]) => [zoneLabel(zone), s]));

@@ -181,6 +181,36 @@ describe('a silent node', () => {
   });
 });
 
+describe('a status write that keeps failing', () => {
+  it('skips the node for the pass (upstream: no pods will be evicted) and says so at warning level', async () => {
+    await threeNodes();
+    for (let t = t0 + 5 * S; t <= t0 + 50 * S; t += 5 * S) await pass(t, ['node-c']);
+    world.api.faults.inject({
+      kind: 'internalError',
+      message: 'etcd is sad',
+      match: { resource: 'nodes', subresource: 'status' },
+    });
+    await pass(t0 + 55 * S, ['node-c']);
+    expect(readyOf('node-c')).toBe('True');
+    expect(world.observer.logs).toContainEqual({
+      level: 'warn',
+      message: 'node health could not be updated: the nodes are skipped in this pass',
+      fields: {
+        cluster: 'test',
+        count: 1,
+        nodes: ['node-c'],
+        observedAt: new Date(t0 + 55 * S).toISOString(),
+      },
+    });
+    // Upstream's NodeHealthUpdateRetry: 5 writes, each after a fresh read but the first.
+    const writes = (await trail('node-c')).filter(
+      (d) => d.what === 'updateNodeStatus' && d.result !== 'intended',
+    );
+    expect(writes).toHaveLength(5);
+    expect(writes[0]?.result).toMatch(/^Failed: update status of node "node-c": HTTP 500/);
+  });
+});
+
 describe('delivery', () => {
   it('a duplicate digest is a no-op: no API request writes, no DynamoDB write', async () => {
     await threeNodes();
