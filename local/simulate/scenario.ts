@@ -23,6 +23,7 @@ import {
   isGlob,
   NodeEntrySchema,
   PodEntrySchema,
+  StallableResources,
   TopLevelFields,
   TopLevelKeys,
   zodIssues,
@@ -57,7 +58,16 @@ export type ScenarioAction =
       readonly pods: readonly { readonly namespace: string; readonly name: string }[];
     }
   | { readonly kind: 'stopRelay' }
-  | { readonly kind: 'startRelay' };
+  | { readonly kind: 'startRelay' }
+  | {
+      readonly kind: 'stallWatch';
+      readonly resource: StallableResource;
+      /** How long the relay's watch of `resource` delivers nothing. */
+      readonly duration: Millis;
+    };
+
+/** A watch of the relay that `stallWatch` can stall. */
+export type StallableResource = (typeof StallableResources)[number];
 
 export type ScenarioActionKind = ScenarioAction['kind'];
 
@@ -80,6 +90,8 @@ export interface Scenario {
   readonly pods: readonly SimulatedPod[];
   /** Sorted by `at`; entries at the same offset keep the file's order. */
   readonly timeline: readonly TimelineEntry[];
+  /** How far the relay's clock is ahead of the functions' (negative: behind); 0 by default. */
+  readonly relayClockSkew: Millis;
 }
 
 /** Where a scenario starts when it names no `start`: a fixed instant, so runs are reproducible. */
@@ -98,6 +110,7 @@ export const ScenarioActionKinds: readonly ScenarioActionKind[] = [
   'deletePod',
   'stopRelay',
   'startRelay',
+  'stallWatch',
 ];
 
 // ---------------------------------------------------------------------------------------------------
@@ -317,6 +330,10 @@ function resolveAction(
     case 'stopRelay':
     case 'startRelay':
       return read(ActionSchemas[kind]) === undefined ? undefined : { kind };
+    case 'stallWatch': {
+      const stall = read(ActionSchemas.stallWatch);
+      return stall === undefined ? undefined : { kind, resource: stall.resource, duration: stall.for };
+    }
   }
 }
 
@@ -398,6 +415,7 @@ export function scenarioFromObject(doc: unknown, source?: string): Scenario {
   };
   const name = read(TopLevelFields.name, fields.name, ['name']);
   const start = read(TopLevelFields.start, fields.start, ['start']);
+  const relayClockSkew = read(TopLevelFields.relayClockSkew, fields.relayClockSkew, ['relayClockSkew']);
   let duration: Millis | undefined;
   if ('duration' in fields) duration = read(TopLevelFields.duration, fields.duration, ['duration']);
   else issues.add(['duration'], 'missing: how much virtual time to run, e.g. "15m"');
@@ -459,6 +477,7 @@ export function scenarioFromObject(doc: unknown, source?: string): Scenario {
     nodes,
     pods,
     timeline,
+    relayClockSkew: relayClockSkew ?? 0,
   };
 }
 

@@ -3,7 +3,7 @@
 // resolved in scenario.ts, against the cluster as the timeline goes.
 import { z } from 'zod';
 import { durationSchema } from '../../shared/config.js';
-import type { EpochMillis } from '../../shared/domain/types.js';
+import type { EpochMillis, Millis } from '../../shared/domain/types.js';
 import type { ScenarioIssue } from '../../shared/errors.js';
 import {
   describeInput,
@@ -146,6 +146,23 @@ const PodSelector = z.union([z.string().min(1), z.array(z.string().min(1)).min(1
   error: invalid('a pod ("namespace/name" or "name"), a glob, or a list of them'),
 });
 
+/** The watches of the relay a `stallWatch` can stall. */
+export const StallableResources = ['leases', 'nodes', 'pods'] as const;
+
+/** A duration that must be given: a missing one says so, instead of "got nothing". */
+function requiredDuration(min: 'positive' | 'nonNegative', example: string) {
+  return z.unknown().transform((input, ctx): Millis => {
+    if (input === undefined) {
+      ctx.addIssue({ code: 'custom', message: `missing: how long, e.g. ${JSON.stringify(example)}` });
+      return z.NEVER;
+    }
+    const result = durationSchema(min).safeParse(input);
+    if (result.success) return result.data;
+    for (const issue of result.error.issues) ctx.addIssue({ code: 'custom', message: issue.message });
+    return z.NEVER;
+  });
+}
+
 export const ActionSchemas = {
   stopKubelet: NodeSelector,
   startKubelet: NodeSelector,
@@ -164,7 +181,37 @@ export const ActionSchemas = {
   deletePod: PodSelector,
   stopRelay: z.literal(true, { error: invalid('true') }),
   startRelay: z.literal(true, { error: invalid('true') }),
+  stallWatch: z.strictObject(
+    {
+      resource: z.enum(StallableResources, { error: invalid('leases, nodes or pods') }),
+      for: requiredDuration('positive', '3m'),
+    },
+    { error: invalid('{resource: leases | nodes | pods, for: <duration>}') },
+  ),
 } as const satisfies Record<ScenarioActionKind, z.ZodType>;
+
+/** The largest relayClockSkew either way. */
+export const MaxRelayClockSkew: Millis = 3_600_000;
+
+/** A signed duration ("-2m", "+90s", or seconds) of at most an hour either way. */
+export const RelayClockSkewSchema = z.unknown().transform((input, ctx): Millis => {
+  const result = durationSchema('any').safeParse(input);
+  if (!result.success) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `expected a signed duration like "-2m", "+90s" or a number of seconds, got ${describeInput(input)}`,
+    });
+    return z.NEVER;
+  }
+  if (Math.abs(result.data) > MaxRelayClockSkew) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `expected a skew of at most 1h either way, got ${describeInput(input)}`,
+    });
+    return z.NEVER;
+  }
+  return result.data;
+});
 
 export const StartSchema = z
   .string({ error: invalid('an ISO 8601 time like "2026-01-01T00:00:00Z"') })
@@ -188,6 +235,7 @@ export const TopLevelFields = {
     .min(1, { error: 'expected at least one node' }),
   pods: z.array(z.unknown(), { error: invalid('a list of pods') }).optional(),
   timeline: z.array(z.unknown(), { error: invalid('a list of {at, <action>} entries') }).optional(),
+  relayClockSkew: RelayClockSkewSchema.optional(),
 } as const;
 export const TopLevelKeys: readonly string[] = [...Object.keys(TopLevelFields), 'config'];
 

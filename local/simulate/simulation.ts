@@ -20,16 +20,24 @@
 // - Relay outage (stopRelay): the relay process stops (it publishes what it had, then nothing: no
 //   digests, no Node/Pod Changed); startRelay starts a new one, which lists everything, publishes a
 //   digest at once and then one every nodeMonitorPeriod. The monitor's observation-gap rule applies.
+// - Stalled watches (stallWatch): the API simulator's Faults stall the relay's watches of a resource
+//   (open, delivering nothing) for a while; the relay's watchdog finds them silent and relists. The API
+//   server sends bookmarks every minute of virtual time, as kube-apiserver's watch cache does, so a
+//   quiet watch is not taken for a stalled one.
+// - relayClockSkew: the relay runs on the shared virtual time, but its clock (its scheduler's now(), so
+//   its probes and its digests' instants) reads that much ahead or behind.
 // - What the controller did is read from the API simulator (observe.ts), the zone states from the
 //   monitor's decisions, the Summary from the API and the state tables.
 import type { HttpLibrary, V1Node } from '@kubernetes/client-node';
 import { createKubernetesCluster } from '../../shared/adapters/kubernetes/cluster.js';
 import { isTaintEffect } from '../../shared/adapters/kubernetes/mapping.js';
 import { formatZoneKey, getZoneKey } from '../../shared/domain/zones.js';
+import type { EpochMillis, Millis } from '../../shared/domain/types.js';
 import type { LogFields } from '../../shared/ports/observer.js';
-import { Priority } from '../../shared/ports/scheduler.js';
+import { Priority, type Scheduler } from '../../shared/ports/scheduler.js';
 import type { LoadedState } from '../../shared/ports/stores.js';
 import { createRelay, type Relay } from '../../relay/relay.js';
+import { defaultLeaseWatchStallTimeout } from '../../relay/settings.js';
 import { createApiStore, makeKubeConfig, type ApiStore, type Wire } from '../apiserver/index.js';
 import { defaultVersion } from '../apiserver/discovery.js';
 import { Faults } from '../apiserver/faults.js';
@@ -103,6 +111,29 @@ function seededRandom(seed: number): () => number {
 
 const noWait = (): Promise<void> => Promise.resolve();
 
+/** How often kube-apiserver's watch cache sends a watcher a bookmark (cacher.go defaultBookmarkFrequency). */
+const BookmarkPeriod: Millis = 60_000;
+
+/**
+ * The scheduler as a process whose clock is `skew` off sees it: now() reads `skew` ahead (behind when
+ * negative), and its timers, given in its own time, fire at the same instants of the shared time.
+ *
+ * @example
+ * const relayScheduler = skewedScheduler(scheduler, -120_000); // the relay's clock is 2 minutes behind
+ */
+export function skewedScheduler(scheduler: Scheduler, skew: Millis): Scheduler {
+  if (skew === 0) return scheduler;
+  return {
+    now: (): EpochMillis => scheduler.now() + skew,
+    at: (time, priority, fn) => scheduler.at(time - skew, priority, fn),
+    after: (delay, priority, fn) => scheduler.after(delay, priority, fn),
+    every: (period, firstAt, priority, fn) => scheduler.every(period, firstAt - skew, priority, fn),
+    cancel: (handle) => {
+      scheduler.cancel(handle);
+    },
+  };
+}
+
 /**
  * Waits, in real time, for in-process work started without being awaited (the relay's first lists) to
  * reach `done`. Nothing in virtual time moves meanwhile. Throws after 10,000 event-loop turns.
@@ -158,13 +189,15 @@ export async function runSimulation(
   const rules = await loadServerlessRules([cluster], options.serverlessYml);
   const identities = await simulatorIdentities();
   const store: ApiStore = createApiStore({ clock: scheduler, seed: 1 });
+  const faults = new Faults();
   const server = new ApiHttpServer({
     registry: store.registry,
     identities: [identities.controller, identities.relay],
-    faults: new Faults(),
+    faults,
     version: defaultVersion,
     defaultWatchTimeoutSeconds: 1800,
-    // Bookmarks run on a real-time interval: effectively never, so nothing real-time reaches a watcher.
+    // Its bookmarks run on a real-time interval: effectively never, so nothing real-time reaches a
+    // watcher. They are sent on virtual time instead (below).
     bookmarkIntervalMs: 2 ** 31 - 1,
     now: () => store.registry.now(),
   });
@@ -228,6 +261,7 @@ export async function runSimulation(
     controller = running;
 
     // --- the relay ------------------------------------------------------------------------------------
+    const relayScheduler = skewedScheduler(scheduler, scenario.relayClockSkew);
     const relayKubeConfig = makeKubeConfig({ server: apiUrl, token: identities.relay.token });
     const startRelay = async (): Promise<void> => {
       if (relay !== undefined) return;
@@ -235,8 +269,10 @@ export async function runSimulation(
         kubeConfig: relayKubeConfig,
         cluster,
         sink: running.bus,
-        scheduler,
+        scheduler: relayScheduler,
         nodeMonitorPeriod: config.nodeMonitorPeriod,
+        // As the deployed relay picks it from the same settings.
+        leaseWatchStallTimeoutMs: defaultLeaseWatchStallTimeout(config),
         relayId: 'nlc-relay-simulated',
         leaderElection: false,
         random,
@@ -251,7 +287,7 @@ export async function runSimulation(
           },
         },
         transport: relayTransport,
-        watch: inProcessWatch(store.registry),
+        watch: inProcessWatch(store.registry, { faults, user: identities.relay.name }),
       });
       await relay.start();
       // The relay lists in the background; in virtual time nothing may happen meanwhile, so wait
@@ -274,6 +310,9 @@ export async function runSimulation(
       scheduler.at(start + entry.at, Priority.ScenarioAction, () => apply(entry.action));
     }
     scheduler.at(start, Priority.Relay, startRelay);
+    scheduler.every(BookmarkPeriod, start + BookmarkPeriod, Priority.Background, () => {
+      store.registry.sendBookmarks();
+    });
     running.startSchedules(start);
 
     async function apply(action: ScenarioAction): Promise<void> {
@@ -313,6 +352,11 @@ export async function runSimulation(
         case 'startRelay':
           await startRelay();
           return;
+        case 'stallWatch': {
+          const end = faults.stallWatches({ resource: action.resource });
+          scheduler.after(action.duration, Priority.ScenarioAction, end);
+          return;
+        }
       }
     }
 

@@ -143,14 +143,14 @@ describe('scenario validation', () => {
         extra: 1,
       }),
     ).toEqual([
-      'extra: unknown field (fields: name, start, duration, nodes, pods, timeline, config)',
+      'extra: unknown field (fields: name, start, duration, nodes, pods, timeline, relayClockSkew, config)',
       'duration: expected a duration like "40s", "5m" or a number of seconds, got "soon"',
       'config.nodeEvictionRate: expected a number of nodes per second, 0 or more (like 0.1), got -1',
       'nodes[0].name: expected a node name (a DNS-1123 subdomain: lowercase letters, digits, "-" and "."), got "A_1"',
       'nodes[1].kubelet: expected running, stopped or unregistered, got "sleeping"',
       'nodes[2].generate.count: expected at least 1 node',
       'pods[0].tolerations[0].effect: expected NoSchedule, PreferNoSchedule or NoExecute, got "NoRun"',
-      'timeline[0]: expected one action (stopKubelet, startKubelet, setCondition, cordon, uncordon, deleteNode, addNode, addPod, deletePod, stopRelay, startRelay)',
+      'timeline[0]: expected one action (stopKubelet, startKubelet, setCondition, cordon, uncordon, deleteNode, addNode, addPod, deletePod, stopRelay, startRelay, stallWatch)',
       'timeline[1].at: expected a duration of 0 or more, got -1',
     ]);
   });
