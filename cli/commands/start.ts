@@ -7,11 +7,19 @@ import { existsSync } from 'node:fs';
 import { delimiter } from 'node:path';
 import { Command, Option } from 'commander';
 import { z } from 'zod';
-import { CONFIG_KEYS, formatConfigValue, UPSTREAM_DEFAULTS, type ConfigKey } from '../../shared/config.js';
+import {
+  CONFIG_KEYS,
+  durationSchema,
+  formatConfigValue,
+  formatDuration,
+  UPSTREAM_DEFAULTS,
+  type ConfigKey,
+} from '../../shared/config.js';
 import { ConfigError } from '../../shared/errors.js';
 import { parseOptions } from '../errors.js';
 import type { CommandContext } from '../output.js';
 import { settingFlag, settingKeys } from '../settings.js';
+import { nodeStatusReportFrequency } from '../../local/kubelet/nodeStatus.js';
 import { DefaultPorts, PortInfo, PortNames, type PortName } from '../../local/stack/ports.js';
 
 const Port = z.coerce
@@ -34,6 +42,8 @@ export const StartOptionsSchema = z.object({
   portEventbridgePubsub: Port.optional(),
   portLambda: Port.optional(),
   portRelay: Port.optional(),
+  /** The simulated kubelets' status report frequency (ms); upstream's kubelet default when absent. */
+  nodeStatusReportFrequency: durationSchema('positive').optional(),
   /** Setting overrides by config key, as the flags carry them: validated by shared/config.ts. */
   settings: z.partialRecord(z.string(), z.union([z.string(), z.boolean()])),
 });
@@ -102,12 +112,17 @@ it (taints, pod deletions) unless --dry-run.
 Live view keys: up/down or j/k select a node, s stop/start its kubelet, z fail/restore its zone,
 r stop/start the relay, q or Ctrl-C quit. --no-ui logs JSON lines instead.
 
+Simulated kubelets: --node-status-report-frequency sets how often one posts its status unchanged
+(upstream's kubelet: ${formatDuration(nodeStatusReportFrequency)}). Lease renewals and status checks: upstream's every 10 s,
+or a quarter of a shorter --node-monitor-grace-period.
+
 Ports (0 picks a free one): ${PortNames.map((name) => `${PortInfo[name].flag} (${DefaultPorts[name]})`).join(', ')}.
 Settings: every flag of "nlc config" (e.g. --node-monitor-grace-period 20s), over NLC_ variables.
 
 Examples:
   npm start
   npm start -- --node-monitor-grace-period 20s --ephemeral
+  npm start -- --node-monitor-grace-period 20s --node-status-report-frequency 20s
   npm start -- --no-ui --port-dynamodb 0
   nlc start --kubeconfig ~/.kube/kind.yaml --dry-run`;
 
@@ -127,7 +142,11 @@ export function startCommand(ctx: CommandContext): Command {
     .option('--simulator', 'the simulator even when KUBECONFIG is set')
     .option('--no-ui', 'log JSON lines instead of the live view')
     .option('--data-dir <dir>', 'logs, kubeconfigs, bundles and tables', '.nlc-data')
-    .option('--ephemeral', 'keep the tables in memory (nothing survives a stop)');
+    .option('--ephemeral', 'keep the tables in memory (nothing survives a stop)')
+    .option(
+      '--node-status-report-frequency <duration>',
+      `simulated kubelets post unchanged node status this often (default ${formatDuration(nodeStatusReportFrequency)}, as upstream's kubelet)`,
+    );
   for (const name of PortNames) {
     command.addOption(
       new Option(
@@ -150,6 +169,15 @@ export function startCommand(ctx: CommandContext): Command {
     );
     const options = parseOptions(StartOptionsSchema, { ...opts, settings });
     const kubeconfig = chooseKubeconfig(options, ctx.io.env);
+    if (kubeconfig !== undefined && options.nodeStatusReportFrequency !== undefined) {
+      // A real cluster has its own kubelets: the flag would silently do nothing.
+      throw new ConfigError([
+        {
+          path: '--node-status-report-frequency',
+          message: 'sets the simulated kubelets; a real cluster has none (or --simulator)',
+        },
+      ]);
+    }
     const { runLocalStack } = await import('../../local/stack/main.js');
     const stop = new AbortController();
     const onSignal = (): void => {
@@ -166,6 +194,9 @@ export function startCommand(ctx: CommandContext): Command {
             ephemeral: options.ephemeral === true,
             ports: portsOf(options),
             settings: options.settings,
+            ...(options.nodeStatusReportFrequency !== undefined && {
+              kubelet: { nodeStatusReportFrequency: options.nodeStatusReportFrequency },
+            }),
             env: ctx.io.env,
             ...(kubeconfig !== undefined && { kubeconfig }),
             ...(options.context !== undefined && { context: options.context }),

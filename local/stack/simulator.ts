@@ -18,7 +18,11 @@ import { explainListenError } from './ports.js';
 
 export type KubeletTimings = Pick<
   KubeletFleetOptions,
-  'nodeLeaseDurationSeconds' | 'nodeStatusUpdateFrequency' | 'podStatusSyncPeriod' | 'podTerminationDelay'
+  | 'nodeLeaseDurationSeconds'
+  | 'nodeStatusUpdateFrequency'
+  | 'nodeStatusReportFrequency'
+  | 'podStatusSyncPeriod'
+  | 'podTerminationDelay'
 >;
 
 /** The simulated cluster's controls (the live view's keys). */
@@ -37,8 +41,10 @@ export interface SimulatorControls {
 }
 
 /**
- * The kubelets' timings: upstream's (40 s lease renewed every 10 s, status every 10 s), or a quarter of
- * a shorter grace period, so a short grace period does not make healthy nodes look silent; `given` wins.
+ * The kubelets' timings: upstream's (40 s lease renewed every 10 s, status computed every 10 s), or a
+ * quarter of a shorter grace period, so a short grace period does not make healthy nodes look silent;
+ * `given` wins. The status report frequency (unchanged status posted every 5 min) is the fleet's
+ * upstream default unless given (`--node-status-report-frequency`).
  *
  * @example
  * kubeletTimingsFor({ ...config, nodeMonitorGracePeriod: 4_000 }); // lease 4 s (renewed every 1 s), status every 1 s

@@ -23,11 +23,17 @@ import type { TableNames } from '../../shared/adapters/dynamodb/tables.js';
 import {
   CONFIG_KEYS,
   formatConfigValue,
+  formatDuration,
   type ConfigKey,
   type ControllerConfig,
 } from '../../shared/config.js';
 import type { Millis } from '../../shared/domain/types.js';
-import type { SeedCluster } from '../kubelet/index.js';
+import {
+  nodeLeaseDurationSeconds,
+  nodeStatusReportFrequency,
+  nodeStatusUpdateFrequency,
+  type SeedCluster,
+} from '../kubelet/index.js';
 import { demoCluster } from './demoCluster.js';
 import { startDynamoDb } from './dynamo.js';
 import { claimDataDir, Teardown } from './lifecycle.js';
@@ -69,9 +75,10 @@ export interface LocalStackOptions {
   /** The simulated cluster (the demo cluster by default). */
   readonly cluster?: SeedCluster;
   /**
-   * The simulated kubelets' timings. By default upstream's (40 s lease renewed every 10 s, status every
-   * 10 s), shortened to a quarter of the grace period when that is shorter, so a short grace period in
-   * a test does not make healthy nodes look silent.
+   * The simulated kubelets' timings. By default upstream's (40 s lease renewed every 10 s, status
+   * computed every 10 s and unchanged status posted every 5 min), the first two shortened to a quarter
+   * of the grace period when that is shorter, so a short grace period in a test does not make healthy
+   * nodes look silent. `nodeStatusReportFrequency` is `--node-status-report-frequency`.
    */
   readonly kubelet?: KubeletTimings;
   /** Where the parts log (besides the log file in the data directory). */
@@ -234,11 +241,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
 
     let simulator: Simulator | undefined;
     if (simulate) {
+      const timings = kubeletTimingsFor(config, options.kubelet);
       const sim = await startSimulator({
         port: ports.apiServer,
         kubeconfigs,
         cluster: options.cluster ?? demoCluster(),
-        timings: kubeletTimingsFor(config, options.kubelet),
+        timings,
         logger,
       });
       simulator = sim;
@@ -250,6 +258,17 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         url: sim.controls.api.url,
         kubeconfig: kubeconfigs.admin,
         nodes: sim.controls.zoneOf.size,
+        kubelets: {
+          leaseDuration: formatDuration(
+            (timings.nodeLeaseDurationSeconds ?? nodeLeaseDurationSeconds) * 1000,
+          ),
+          statusUpdateFrequency: formatDuration(
+            timings.nodeStatusUpdateFrequency ?? nodeStatusUpdateFrequency,
+          ),
+          statusReportFrequency: formatDuration(
+            timings.nodeStatusReportFrequency ?? nodeStatusReportFrequency,
+          ),
+        },
       });
     }
 

@@ -1,6 +1,6 @@
 // `nlc start --no-ui` as a process, the way npm start runs it: it logs JSON lines, the demo cluster's three
-// zones come up Normal, and SIGTERM stops everything — the process exits 0 and leaves no process (the
-// functions' process group included) and no port behind.
+// zones come up Normal, the kubelets run with the timings its flags set, and SIGTERM stops everything —
+// the process exits 0 and leaves no process (the functions' process group included) and no port behind.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
@@ -87,6 +87,8 @@ beforeAll(async () => {
       dataDir,
       '--node-monitor-period',
       '1s',
+      '--node-status-report-frequency',
+      '20s',
       ...ports,
     ],
     { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] },
@@ -128,6 +130,19 @@ describe('nlc start --no-ui as a process', () => {
     });
     expect([...normal].sort()).toEqual(['region-1:zone-a', 'region-1:zone-b', 'region-1:zone-c']);
   }, 150_000);
+
+  it('runs the simulated kubelets with --node-status-report-frequency', async () => {
+    const simulator = await waitForLine(
+      'Kubernetes API simulator ready',
+      (l) => l.component === 'stack' && l.message === 'Kubernetes API simulator ready',
+    );
+    // The default grace period (50 s) keeps upstream's 40 s lease and 10 s status checks.
+    expect(simulator.kubelets).toEqual({
+      leaseDuration: '40s',
+      statusUpdateFrequency: '10s',
+      statusReportFrequency: '20s',
+    });
+  });
 
   it('stops everything on SIGTERM: exit 0, no process, no port', async () => {
     const functions = lines.find((l) => l.message === 'functions ready (serverless-offline)');
