@@ -47,8 +47,8 @@ export const DefaultLeaseWatchStallTimeout: Millis = 20_000;
  * Stall timeout of the node and pod watches, and of the lease watch while no lease exists
  * (NLC_RELAY_WATCH_STALL_TIMEOUT). These can be quiet in a stable cluster; kube-apiserver's watch cache
  * sends every watcher that allows bookmarks one about every minute (cacher.go defaultBookmarkFrequency,
- * cache_watcher.go nextBookmarkTime) and one 2 s before its timeout, so three minutes is three missed
- * bookmarks.
+ * cache_watcher.go nextBookmarkTime) and one 2 s before its timeout: three minutes is three bookmark
+ * periods, so a silent watch has missed at least two.
  */
 export const DefaultWatchStallTimeout: Millis = 180_000;
 
