@@ -5,12 +5,8 @@
 // its Decisions trail; then stop everything and check no process and no port is left.
 //
 // Short grace periods make it quick (monitor period 1 s, grace 4 s); the kubelets renew their leases
-// every second. Nothing is asserted on timing: every check polls for its condition with a generous bound.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
+// every second. Nothing is asserted on timing: every check polls for its condition with a generous bound
+// (localStackTimings.test.ts asserts the instants and intervals upstream would give).
 import { CoreV1Api, type V1Node, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DrainerSource } from '../../shared/app/drainer.js';
@@ -19,70 +15,28 @@ import { NodeTaintsSource } from '../../shared/app/nodeTaints.js';
 import { TaintEvictionSource } from '../../shared/app/taintEviction.js';
 import type { StoredDecision } from '../../shared/ports/stores.js';
 import { demoCluster } from '../../local/stack/demoCluster.js';
-import { startLocalStack, type LocalStack } from '../../local/stack/stack.js';
+import type { LocalStack } from '../../local/stack/stack.js';
+import {
+  eventually,
+  groupExists,
+  portClosed,
+  startTestStack,
+  type TestStack,
+} from '../helpers/localStack.js';
 
 const FailingNode = 'zone-a-1';
 const Unreachable = 'node.kubernetes.io/unreachable';
 
-/** Polls `probe` until it returns a value (not undefined), or fails naming `what` after `timeoutMs`. */
-async function eventually<T>(
-  what: string,
-  probe: () => Promise<T | undefined>,
-  timeoutMs = 60_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value !== undefined) return value;
-    } catch (error) {
-      lastError = error;
-    }
-    if (Date.now() > deadline) {
-      const why = lastError instanceof Error ? `: ${lastError.message}` : '';
-      throw new Error(`gave up waiting for ${what}${why}`);
-    }
-    await sleep(250);
-  }
-}
-
-function portClosed(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect({ port, host: '127.0.0.1' });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(false);
-    });
-    socket.once('error', () => {
-      resolve(true);
-    });
-  });
-}
-
-function groupExists(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 const hasTaint = (node: V1Node, effect: string): boolean =>
   (node.spec?.taints ?? []).some((t) => t.key === Unreachable && t.effect === effect);
 
-let dataDir: string;
+let harness: TestStack;
 let stack: LocalStack;
 let core: CoreV1Api;
 
 beforeAll(async () => {
-  dataDir = await mkdtemp(join(tmpdir(), 'nlc-local-stack-'));
   const demo = demoCluster({ nodesPerZone: 2, podsPerNode: 1 });
-  stack = await startLocalStack({
-    dataDir,
-    ephemeral: true,
-    ports: { apiServer: 0, dynamodb: 0, eventBridge: 0, eventBridgePubSub: 0, lambda: 0, relay: 0 },
+  harness = await startTestStack({
     settings: { nodeMonitorPeriod: '1s', nodeMonitorGracePeriod: '4s', nodeStartupGracePeriod: '5s' },
     cluster: {
       nodes: demo.nodes,
@@ -96,12 +50,12 @@ beforeAll(async () => {
       ],
     },
   });
+  stack = harness.stack;
   core = stack.kubeConfig().makeApiClient(CoreV1Api);
 }, 240_000);
 
 afterAll(async () => {
-  await stack.stop();
-  await rm(dataDir, { recursive: true, force: true });
+  await harness.dispose();
 }, 60_000);
 
 describe('npm start: the local stack on the real clock', () => {

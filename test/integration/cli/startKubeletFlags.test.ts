@@ -1,6 +1,6 @@
 // `nlc start --node-status-report-frequency`: the simulated kubelets' status report frequency, its
 // default (upstream's kubelet, 5 minutes) and its validation before anything starts. That the stack's
-// kubelets then post at that frequency is test/e2e/localStackLifetimes.test.ts.
+// kubelets then post at that frequency is test/e2e/localStackTimings.test.ts.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
