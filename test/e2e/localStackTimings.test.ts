@@ -265,16 +265,22 @@ describe('the local stack keeps upstream timing on the real clock', () => {
     const nodes = nodesOf(FailingZone);
     stack.simulator!.failZone(FailingZone);
     const failedAt = Date.now();
-    const allTainted = await eventually(
+    const taintedSoFar = (): number[] =>
+      nodes.flatMap((n) => seen.noExecute.get(n) ?? []).sort((a, b) => a - b);
+    const intervalsOf = (times: readonly number[]): number[] => times.slice(1).map((t, i) => t - times[i]!);
+    // The last taint is due (nodes − 1) × 10 s after the first, which comes a grace period and up to two
+    // monitor periods after the stop (Unknown, then queued on the next pass); 10 s more for delivery.
+    // A slower cadence runs out of it (at 15 s per node the last comes 20 s later).
+    await eventually(
       `every node of ${FailingZone} tainted NoExecute`,
-      () => {
-        const times = nodes.map((n) => seen.noExecute.get(n));
-        return times.every((t) => t !== undefined) ? times : undefined;
-      },
-      Grace + Period + 10_000 * (nodes.length - 1) + 15_000,
-    );
-    const times = [...allTainted].sort((a, b) => a - b);
-    const intervals = times.slice(1).map((t, i) => t - times[i]!);
+      () => (taintedSoFar().length === nodes.length ? true : undefined),
+      Grace + 2 * Period + 10_000 * (nodes.length - 1) + 10_000,
+    ).catch((error: unknown) => {
+      const sofar = intervalsOf(taintedSoFar()).map((ms) => `${ms} ms`);
+      throw new Error(`${String(error)}; intervals so far: ${sofar.join(', ') || 'none'}`, { cause: error });
+    });
+    const times = taintedSoFar();
+    const intervals = intervalsOf(times);
     console.log(
       `local stack: ${FailingZone} failed; first NoExecute ${((times[0]! - failedAt) / 1000).toFixed(3)} s later, ` +
         `then ${intervals.map((ms) => (ms / 1000).toFixed(3)).join(' s, ')} s apart`,
