@@ -153,8 +153,11 @@ describe('the local stack keeps upstream timing on the real clock', () => {
     );
     expect(posted.status).toBe('True');
     expect(posted.lastTransitionTime).toBe(before.lastTransitionTime);
-    // No condition changed: the post is due to the report frequency (heartbeats are whole seconds).
-    expect(at(posted.lastHeartbeatTime)).toBeGreaterThan(at(before.lastHeartbeatTime));
+    // No condition changed: the post is due to the report frequency, the first status check (every
+    // 2.5 s) at least 10 s after the previous post. Heartbeats are whole seconds: ±1 s.
+    const sincePrevious = at(posted.lastHeartbeatTime) - at(before.lastHeartbeatTime);
+    expect(sincePrevious).toBeGreaterThanOrEqual(ReportFrequency - 1_000);
+    expect(sincePrevious).toBeLessThanOrEqual(ReportFrequency + Grace / 4 + 1_000);
 
     // Stop between two posts, after a renewal or two, so the last sign of life is a lease renewal.
     await sleep(3_000);
