@@ -34,9 +34,10 @@ import {
   head,
   nextHandOutAt,
   type TimedValue,
+  type TryResult,
   tryNext,
 } from '../domain/rateLimitedTimedQueue.js';
-import { processNoExecuteTaintItem } from '../domain/taintBasedEviction.js';
+import { noExecuteTaintInPlace, processNoExecuteTaintItem } from '../domain/taintBasedEviction.js';
 import { deletePodRetries, deletePodRetryInterval } from '../domain/taintEviction.js';
 import {
   getNodeCondition,
@@ -202,6 +203,24 @@ export async function runDrainer(deps: DrainerDeps, now: EpochMillis): Promise<D
         capped = true;
         break;
       }
+      // The due head, and the node as the API has it now (the node cache may predate the head's taint).
+      const fresh = config.evictionMode === 'taint' ? await freshDueHead(deps, zone, queueNow) : undefined;
+      if (fresh !== undefined && noExecuteTaintInPlace(fresh.node)) {
+        // Tainted already (a pass that had the node's copy from before the taint re-queued it): done,
+        // without a token, so the zone's next real taint is not delayed by a token period.
+        budget--;
+        result.processed++;
+        context = itemContext(zone, fresh.node);
+        await completeItem(deps, zone, fresh.item, { done: true }, queueNow);
+        await executor.record([
+          {
+            node: fresh.item.value,
+            what: 'dequeue',
+            why: 'doNoExecuteTaintingPass: the node has its NoExecute taint already; done without a token',
+          },
+        ]);
+        continue;
+      }
       // Take one token, conditionally: a lost race rereads and decides again (updateZoneQueue).
       const taken = await stores.zoneQueues.updateZoneQueue<TimedValue | undefined>(
         cluster,
@@ -218,7 +237,8 @@ export async function runDrainer(deps: DrainerDeps, now: EpochMillis): Promise<D
       if (item === undefined) break;
       budget--;
       result.processed++;
-      const node = await stores.nodes.getNode(cluster, item.value, opts);
+      const node =
+        fresh?.item.value === item.value ? fresh.node : await stores.nodes.getNode(cluster, item.value, opts);
       context = itemContext(zone, node);
       const outcome =
         config.evictionMode === 'taint'
@@ -230,16 +250,7 @@ export async function runDrainer(deps: DrainerDeps, now: EpochMillis): Promise<D
         if (!config.dryRun) observer.metric('node_collector_evictions_total', 'Count', 1, { zone });
       }
       if (!outcome.done) result.retried++;
-      await stores.zoneQueues.updateZoneQueue(
-        cluster,
-        zone,
-        (queue) => {
-          if (queue === undefined) return { queue: undefined, result: undefined };
-          const next = completeTry(queue, item, outcome.tryResult, queueNow);
-          return { queue: next === queue ? undefined : next, result: undefined };
-        },
-        opts,
-      );
+      await completeItem(deps, zone, item, outcome.tryResult, queueNow);
     }
   }
 
@@ -376,6 +387,51 @@ export function nextWait(result: DrainerResult, deadline: EpochMillis): Millis |
   const wait = result.nextDueInMs;
   if (wait === undefined || result.now + wait > deadline) return undefined;
   return wait;
+}
+
+/** upstream Try's bookkeeping after an item: done (processed once), or retried after `wait`. */
+async function completeItem(
+  deps: DrainerDeps,
+  zone: string,
+  item: TimedValue,
+  tryResult: TryResult,
+  queueNow: EpochMillis,
+): Promise<void> {
+  const { config, stores, signal } = deps;
+  await stores.zoneQueues.updateZoneQueue(
+    config.cluster,
+    zone,
+    (queue) => {
+      if (queue === undefined) return { queue: undefined, result: undefined };
+      const next = completeTry(queue, item, tryResult, queueNow);
+      return { queue: next === queue ? undefined : next, result: undefined };
+    },
+    signal === undefined ? {} : { signal },
+  );
+}
+
+/**
+ * The zone queue's head when it is due at `queueNow`, with the node as the API has it now (a quorum
+ * read): undefined when nothing is due or the read failed (the cache's copy is then used, as before).
+ */
+async function freshDueHead(
+  deps: DrainerDeps,
+  zone: string,
+  queueNow: EpochMillis,
+): Promise<{ item: TimedValue; node: Node | undefined } | undefined> {
+  const { config, stores, signal } = deps;
+  const opts = signal === undefined ? {} : { signal };
+  const peeked = await stores.zoneQueues.updateZoneQueue(
+    config.cluster,
+    zone,
+    (queue) => ({ queue: undefined, result: queue === undefined ? undefined : head(queue) }),
+    opts,
+  );
+  const item = peeked.result;
+  if (item === undefined || item.processAt > queueNow) return undefined;
+  const read = await deps.cluster.execute({ kind: 'getNode', node: item.value }, opts);
+  if (read.ok) return { item, node: read.value };
+  return read.reason === 'NotFound' ? { item, node: undefined } : undefined;
 }
 
 interface ItemOutcome {

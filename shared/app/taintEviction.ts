@@ -54,6 +54,7 @@ import {
   podKey,
   type EpochMillis,
   type Millis,
+  type Node,
   type Pod,
   type PodKey,
   type Taint,
@@ -449,23 +450,32 @@ export async function handleNodeChanged(
   ) {
     return report(deps, fields, { kind: 'skipped', reason: 'noExecuteTaintsUnchanged' });
   }
-  const taints = getNoExecuteTaints(change.node.taints);
   const pending = await stores.podEvictions.list(change.cluster, callOpts);
-  if (taints.length === 0 && !pending.some((e) => e.nodeName === nodeName)) {
+  const mayAct = (candidate: Node): boolean =>
+    getNoExecuteTaints(candidate.taints).length > 0 || pending.some((e) => e.nodeName === nodeName);
+  if (!mayAct(change.node)) {
     // handleNodeUpdate could only cancel evictions, and none is scheduled for this node.
     return report(deps, fields, { kind: 'skipped', reason: 'nothingToEvict' });
   }
-  // Our taintedNodes entry first (see the header), and the stale check.
+  // Our taintedNodes entry first (see the header). An event older than the stored copy still says
+  // that the NoExecute taints changed (the filter above): a newer event may have been filtered out for
+  // carrying the same taints as this one (it arrived first: delivery is unordered). Upstream's worker
+  // reads the node from its lister when it processes the update, so decide on the newest copy.
+  let node = change.node;
   if ((await recordNodeChange(stores.nodes, change, callOpts)) === 'stale') {
-    return report(deps, fields, { kind: 'skipped', reason: 'stale' });
+    const newest = await stores.nodes.getNode(change.cluster, nodeName, callOpts);
+    if (newest === undefined) return report(deps, fields, { kind: 'skipped', reason: 'nodeDeleted' });
+    if (!mayAct(newest)) return report(deps, fields, { kind: 'skipped', reason: 'stale' });
+    node = newest;
   }
+  const taints = getNoExecuteTaints(node.taints);
   const listed = await cluster.listPodsOnNode(nodeName, callOpts);
   if (!listed.ok)
     throw new RequeueError(`node ${JSON.stringify(nodeName)}`, 'listPodsFailed', listed.message);
 
   const now = deps.clock.now();
   const entries = new Map(pending.map((e) => [e.key, e]));
-  const outcome = handleNodeUpdate(nodeName, change.node, listed.value, lookupIn(entries), now);
+  const outcome = handleNodeUpdate(nodeName, node, listed.value, lookupIn(entries), now);
   const summary = await applyActions(
     {
       deps,
@@ -474,7 +484,7 @@ export async function handleNodeChanged(
         deps,
         change.cluster,
         now,
-        `node:${nodeName}@${change.node.resourceVersion ?? ''}`,
+        `node:${nodeName}@${node.resourceVersion ?? ''}`,
         signal,
       ),
       now,

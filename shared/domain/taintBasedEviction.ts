@@ -176,6 +176,23 @@ export function decideNoExecuteTaint(node: Node | undefined): NoExecuteTaintDeci
   }
 }
 
+/**
+ * The NoExecute taint decideNoExecuteTaint would write is on the node already, and the opposite one is
+ * not: swapping would change nothing. Not upstream: the drainer then completes the item without taking
+ * a token. Upstream re-queues a tainted node only when its taint was removed by hand (#89012); here a
+ * monitor pass that still has the node's copy from before the taint re-queues it too, and a token spent
+ * on it would delay the zone's next real taint by a whole token period (docs/upstream-deviations.md).
+ */
+export function noExecuteTaintInPlace(node: Node | undefined): boolean {
+  const decision = decideNoExecuteTaint(node);
+  return (
+    node !== undefined &&
+    decision.kind === 'taint' &&
+    taintExists(node.taints, decision.add) &&
+    !taintExists(node.taints, decision.opposite)
+  );
+}
+
 /** What happened to one due queue item of doNoExecuteTaintingPass. */
 export interface NoExecuteTaintItemResult {
   readonly decision: NoExecuteTaintDecision;

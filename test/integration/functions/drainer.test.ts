@@ -183,6 +183,35 @@ describe('API faults on the taint write', () => {
     expect((await queueOf())?.queue).toEqual([]);
   });
 
+  it('a node that has its NoExecute taint already is dequeued without spending the zone’s token', async () => {
+    // A monitor pass that still had node-a's copy from before its taint re-queued it (upstream #89012
+    // handling). Spending the token on it would delay node-b's taint by a whole token period (10 s).
+    await queued(['node-a', 'node-b']);
+    world.api.store.nodes.patch(
+      'node-a',
+      {
+        spec: {
+          taints: [
+            { key: TaintNodeUnreachable, effect: 'NoExecute', timeAdded: new Date(t0 - S).toISOString() },
+          ],
+        },
+      },
+      { type: 'merge' },
+    );
+    const mark = world.api.requests.length;
+    const result = await runDrainer(world.drainerDeps(), t0);
+    expect(result.zones).toEqual([{ zone, processed: 2, evicted: 1, retried: 0 }]);
+    expect(nodePatches(mark, 'node-a')).toEqual([]);
+    expect(unreachable('node-b')).toBe(true);
+    expect((await queueOf())?.queue).toEqual([]);
+    const [dequeue] = await world.stores.decisions.query('test', 'node-a');
+    expect(dequeue).toMatchObject({
+      source: 'drainer',
+      what: 'dequeue',
+      why: 'doNoExecuteTaintingPass: the node has its NoExecute taint already; done without a token',
+    });
+  });
+
   it('a node that is Ready again by the time its token comes is dequeued without a write', async () => {
     await queued(['node-a']);
     const status = world.api.store.nodes.get('node-a').status;

@@ -13,6 +13,7 @@ import {
 import { daemonPodTolerations } from '../../../shared/domain/daemonSetTolerations.js';
 import { TaintNodeUnreachable } from '../../../shared/domain/taints.js';
 import type { Toleration } from '../../../shared/domain/types.js';
+import type { NodeChanged } from '../../../shared/events.js';
 import {
   createNode,
   createPod,
@@ -446,6 +447,37 @@ describe('delivery: duplicates, stale events, failures', () => {
     expect(await handleNodeChanged(deps(), tainted)).toEqual({ kind: 'skipped', reason: 'stale' });
     expectUntouched();
     expect(podCalls('list')).toBe(0);
+  });
+
+  it('reordered: a later change with the same NoExecute taints first, the tainting change after, still evicts', async () => {
+    // The relay sends each update with the NoExecute taints the node had before it (upstream's
+    // NodeUpdated filter). Delivered in the wrong order, the later update is filtered out (its taints did
+    // not change) and the tainting one is older than the stored copy; upstream's worker reads the node
+    // from its lister when it processes the update, so it decides on the newest copy.
+    createNode(fx.api, 'node1');
+    createPod(fx.api, 'pod1', { nodeName: 'node1' });
+    await storeNode('node1');
+    updateNode(fx.api, 'node1', { taints: [taint(1)] });
+    const tainting: NodeChanged = {
+      ...nodeChanged(cluster, nodeOf(fx.api, 'node1')),
+      oldNoExecuteTaints: [],
+    };
+    updateNode(fx.api, 'node1', {
+      taints: [taint(1), { key: 'node.kubernetes.io/unreachable', effect: 'NoSchedule' }],
+    });
+    const later: NodeChanged = {
+      ...nodeChanged(cluster, nodeOf(fx.api, 'node1')),
+      oldNoExecuteTaints: tainting.node.taints,
+    };
+    await storeNode('node1'); // node-taints stored the later copy first
+
+    expect(await handleNodeChanged(deps(), later)).toEqual({
+      kind: 'skipped',
+      reason: 'noExecuteTaintsUnchanged',
+    });
+    expectUntouched();
+    expect(await handleNodeChanged(deps(), tainting)).toMatchObject({ kind: 'processed' });
+    expectEvicted();
   });
 
   it('API 500 on delete: 5 attempts 10 ms apart, then left for the next event', async () => {
