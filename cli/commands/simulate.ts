@@ -9,6 +9,7 @@ import { Command } from 'commander';
 import { z } from 'zod';
 import { formatDuration } from '../../shared/config.js';
 import { ScenarioError } from '../../shared/errors.js';
+import { formatChaos, parseChaos } from '../../local/simulate/chaos.js';
 import { parseScenario } from '../../local/simulate/scenario.js';
 import { runSimulation, type Diagnostic, type SimulationResult } from '../../local/simulate/simulation.js';
 import { toJsonLines, type SummaryRecord, type TimelineLine } from '../../local/simulate/timeline.js';
@@ -27,6 +28,8 @@ export const SimulateOptionsSchema = z.object({
   file: z.string().min(1, 'expected a scenario file'),
   json: z.boolean().default(false),
   verbose: z.boolean().default(false),
+  /** `duplicates=N,maxDelay=D,failures=P,seed=S` (local/simulate/chaos.ts); parsed by runSimulate. */
+  chaos: z.string().optional(),
 });
 export type SimulateOptions = z.output<typeof SimulateOptionsSchema>;
 
@@ -37,6 +40,7 @@ examples/scenarios/*.yaml.
 Examples:
   nlc simulate examples/scenarios/single-node-failure.yaml
   nlc simulate --json examples/scenarios/zone-partial-disruption.yaml | jq -c 'select(.kind == "TaintAdded")'
+  nlc simulate --chaos duplicates=3,maxDelay=30s,failures=0.1,seed=7 examples/scenarios/single-node-failure.yaml
 `;
 
 // ---------------------------------------------------------------------------------------------------
@@ -189,8 +193,10 @@ async function readScenario(file: string): Promise<string> {
  * const code = await runSimulate({ file: 'examples/scenarios/single-node-failure.yaml', json: true, verbose: false }, io);
  */
 export async function runSimulate(options: SimulateOptions, io: CliIo): Promise<number> {
+  const chaos = options.chaos === undefined ? undefined : parseChaos(options.chaos);
   const scenario = parseScenario(await readScenario(options.file), options.file);
   const result = await runSimulation(scenario, {
+    ...(chaos !== undefined && { chaos }),
     onDiagnostic: (d) => {
       // Failed invocations always; the services' warnings (observation gaps, retries) when asked.
       if (d.level === 'error' || options.verbose) io.stderr.write(describeDiagnostic(d));
@@ -201,10 +207,14 @@ export async function runSimulate(options: SimulateOptions, io: CliIo): Promise<
     return 0;
   }
   io.stdout.write(renderSimulation(scenario.name, result, stdoutPaint(io)));
-  const { wallMs, invocations } = result.stats;
+  const { wallMs, invocations, deliveries } = result.stats;
   const calls = Object.values(invocations).reduce((a, b) => a + b, 0);
+  const chaotic =
+    chaos === undefined
+      ? ''
+      : `; chaos ${formatChaos(chaos)}: ${deliveries.deliveries} deliveries, ${deliveries.failures} failed, ${deliveries.deadLettered} dead-lettered`;
   io.stderr.write(
-    `simulated ${formatDuration(scenario.duration)} of ${scenario.nodes.length} nodes in ${(wallMs / 1000).toFixed(1)}s (${calls} function invocations)\n`,
+    `simulated ${formatDuration(scenario.duration)} of ${scenario.nodes.length} nodes in ${(wallMs / 1000).toFixed(1)}s (${calls} function invocations${chaotic})\n`,
   );
   return 0;
 }
@@ -215,10 +225,14 @@ export function simulateCommand(ctx: CommandContext): Command {
     .argument('<FILE>', 'scenario file (YAML or JSON)')
     .option('--json', 'JSON Lines, one record per line (SCENARIOS.md "Output")')
     .option('--verbose', 'also print the warnings the functions and the relay logged')
+    .option(
+      '--chaos <spec>',
+      'deliver every event, schedule firing and invocation 1..N times, each after a random delay up to D, failing with probability P (retried as Lambda does, then dead-lettered); seeded by S: duplicates=N,maxDelay=D,failures=P,seed=S',
+    )
     .addHelpText('after', SIMULATE_HELP)
     .action(async (file: string, _opts: unknown, command: Command) => {
       // `--verbose` is also nlc's own option (stack traces): read it wherever it was given.
-      const opts = command.optsWithGlobals<{ json?: boolean; verbose?: boolean }>();
+      const opts = command.optsWithGlobals<{ json?: boolean; verbose?: boolean; chaos?: string }>();
       const options = parseOptions(SimulateOptionsSchema, { ...opts, file }, { file: 'FILE' });
       ctx.exitCode = await runSimulate(options, ctx.io);
     });

@@ -76,9 +76,6 @@ export function describeError(error: unknown): string {
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
 
-/** Re-exported for the simulator's callers; the domain owns it. */
-export { nextHandOutAt as firstHandOut } from '../../shared/domain/rateLimitedTimedQueue.js';
-
 /** What one invocation gets: a relay event as it travels, a schedule's event, or the monitor's invoke. */
 type Payload =
   | { readonly kind: 'relay'; readonly json: string }

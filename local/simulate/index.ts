@@ -2,7 +2,7 @@
 // stores and API simulator. The format is SCENARIOS.md's; docs/simulate.md has the details.
 export { parseScenario, scenarioFromObject, DefaultScenarioStart, ScenarioActionKinds } from './scenario.js';
 export type { Scenario, ScenarioAction, ScenarioActionKind, TimelineEntry } from './scenario.js';
-export { runSimulation, firstHandOut, FunctionPriority } from './simulation.js';
+export { runSimulation, FunctionPriority } from './simulation.js';
 export type { Diagnostic, SimulationOptions, SimulationResult, SimulationStats } from './simulation.js';
 export { toJsonLines, timelineLine } from './timeline.js';
 export type { SummaryRecord, TimelineKind, TimelineLine, TimelineRecord } from './timeline.js';

@@ -44,6 +44,7 @@ import { Faults } from '../apiserver/faults.js';
 import { ApiHttpServer } from '../apiserver/server.js';
 import { KubeletFleet } from '../kubelet/kubeletFleet.js';
 import { VirtualScheduler } from '../virtualScheduler.js';
+import { seededRandom, type ChaosSettings, type DeliveryStats } from './chaos.js';
 import { createSimulatedController, type SimulatedController } from './controller.js';
 import { simulatorIdentities } from './identities.js';
 import { observeController } from './observe.js';
@@ -59,7 +60,7 @@ import {
 } from './timeline.js';
 import { inProcessHttpLibrary, inProcessWatch } from './transport.js';
 
-export { firstHandOut, FunctionPriority } from './controller.js';
+export { FunctionPriority } from './controller.js';
 
 /** Something the run met that is not a timeline record: a failed invocation, a warning, an API error. */
 export interface Diagnostic {
@@ -81,6 +82,8 @@ export interface SimulationStats {
   readonly apiRequests: number;
   /** Wall-clock duration of the run. */
   readonly wallMs: number;
+  /** Delivery attempts (copies and retries included), failed attempts, dead-lettered deliveries. */
+  readonly deliveries: DeliveryStats;
 }
 
 export interface SimulationResult {
@@ -95,18 +98,11 @@ export interface SimulationOptions {
   readonly serverlessYml?: URL;
   /** Called as diagnostics happen (e.g. to print them while a long run goes on). */
   readonly onDiagnostic?: (diagnostic: Diagnostic) => void;
-}
-
-/** mulberry32: a small seeded PRNG, so jitter and generated names repeat from run to run. */
-function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  /**
+   * Duplicated, delayed and failing deliveries between the relay and the functions (`--chaos`). The
+   * Summary then also counts deliveries, failures and dead-lettered deliveries.
+   */
+  readonly chaos?: ChaosSettings;
 }
 
 const noWait = (): Promise<void> => Promise.resolve();
@@ -257,6 +253,7 @@ export async function runSimulation(
       cluster: clusterPort,
       emit,
       diagnose,
+      ...(options.chaos !== undefined && { chaos: options.chaos }),
     });
     controller = running;
 
@@ -363,7 +360,14 @@ export async function runSimulation(
     // --- run ---------------------------------------------------------------------------------------------
     await scheduler.runUntil(end);
     await stopRelay();
-    lines.push(timelineLine(start, end, await summarize(store, stores, cluster, lines)));
+    const summary = await summarize(store, stores, cluster, lines);
+    lines.push(
+      timelineLine(
+        start,
+        end,
+        options.chaos === undefined ? summary : { ...summary, deliveries: running.deliveries() },
+      ),
+    );
   } finally {
     // A run that failed midway still releases everything it started.
     await relay?.stop({ flushTimeoutMs: 0 }).catch(() => undefined);
@@ -378,6 +382,7 @@ export async function runSimulation(
     stats: {
       invocations: { ...controller.invocations },
       eventsPublished: controller.eventsPublished(),
+      deliveries: controller.deliveries(),
       apiRequests,
       wallMs: performance.now() - wallStart,
     },
