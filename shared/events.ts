@@ -280,6 +280,27 @@ function joinNodeName(domain: string, prefix: string, suffix: string): string {
   return domain === '' ? host : `${host}.${domain}`;
 }
 
+/**
+ * A JSON key `__proto__` is an own property of what JSON.parse returns, but a record parser assigns it
+ * to a fresh object, where it sets the prototype instead: the entry would vanish instead of failing as
+ * the invalid name it is. Names it, at any level of probeAges.
+ */
+function rejectProtoKeys(value: unknown, ctx: z.RefinementCtx): void {
+  const visit = (node: unknown, path: string[], depth: number): void => {
+    if (depth > 2 || typeof node !== 'object' || node === null) return;
+    if (Object.hasOwn(node, '__proto__')) {
+      ctx.addIssue({
+        code: 'custom',
+        path,
+        message: 'expected a node name level, got "__proto__"',
+        input: node,
+      });
+    }
+    for (const [key, child] of Object.entries(node)) visit(child, [...path, key], depth + 1);
+  };
+  visit(value, [], 0);
+}
+
 const PartSchema = z
   .object({ index: NonNegativeInt, count: z.int().min(1) })
   .refine((part) => part.index < part.count, { path: ['index'], error: 'expected an index below count' });
@@ -298,7 +319,10 @@ const HeartbeatDigestV1 = z
      */
     observingSince: Time.optional(),
     part: PartSchema,
-    probeAges: z.record(NodeDomain, z.record(NodePrefix, z.record(NodeSuffix, NonNegativeInt))),
+    probeAges: z
+      .unknown()
+      .superRefine(rejectProtoKeys)
+      .pipe(z.record(NodeDomain, z.record(NodePrefix, z.record(NodeSuffix, NonNegativeInt)))),
   })
   .superRefine(({ observedAt, probeAges }, ctx) => {
     // What the levels cannot check on their own: the whole name, and the instant the age points to.

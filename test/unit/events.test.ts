@@ -410,6 +410,18 @@ describe('errors name the field', () => {
       ],
     },
     {
+      name: 'a "__proto__" name level (JSON.parse keeps it; a record would drop it silently)',
+      parse: parseHeartbeatDigest,
+      input: { ...digestWire, probeAges: JSON.parse('{"": {"ip": {"__proto__": 1}}}') as unknown },
+      want: ['detail.probeAges[""].ip: expected a node name level, got "__proto__"'],
+    },
+    {
+      name: 'a "__proto__" domain (the fuzz test’s counterexample)',
+      parse: parseHeartbeatDigest,
+      input: { ...digestWire, probeAges: JSON.parse('{"__proto__": {"": {"a": 1}}}') as unknown },
+      want: ['detail.probeAges: expected a node name level, got "__proto__"'],
+    },
+    {
       name: 'a part index past the count',
       parse: parseHeartbeatDigest,
       input: { ...digestWire, part: { index: 2, count: 2 } },
