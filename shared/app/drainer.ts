@@ -547,7 +547,11 @@ async function firePodEvictions(
       async () => {
         await deps.cluster.recordEvent(taintManagerEvictionEvent(pod), opts);
         const attempt = (): Promise<TaintEvictionDeleteResult> =>
-          deps.cluster.deletePodForTaintEviction(pod.namespace, pod.name, opts);
+          // Bound to the pod the eviction was decided for: a pod re-created under the name is left alone.
+          deps.cluster.deletePodForTaintEviction(pod.namespace, pod.name, {
+            ...opts,
+            ...(eviction.uid !== undefined && { uid: eviction.uid }),
+          });
         let outcome = await attempt();
         for (let tries = 1; !outcome.ok && tries < deletePodRetries; tries++) {
           await sleep(deletePodRetryInterval, signal);

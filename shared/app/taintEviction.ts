@@ -181,6 +181,8 @@ export interface PodDeletionDeps {
 /** One due deletion: the pod, the node it is filed under, and why. */
 export interface PodDeletion {
   readonly key: PodKey;
+  /** The pod decided about: a pod of another UID under the same name is left alone. */
+  readonly uid?: string;
   readonly nodeName: string;
   readonly why: string;
   readonly inputs?: Record<string, JsonValue>;
@@ -225,7 +227,10 @@ export async function deletePodHandler(
       await executor.execute({ kind: 'recordEvent', event: taintManagerEvictionEvent(ref) });
       for (;;) {
         attempts++;
-        const attempt = await cluster.deletePodForTaintEviction(ref.namespace, ref.name, callOpts);
+        const attempt = await cluster.deletePodForTaintEviction(ref.namespace, ref.name, {
+          ...callOpts,
+          ...(deletion.uid !== undefined && { uid: deletion.uid }),
+        });
         if (attempt.ok || attempts >= deletePodRetries) return attempt;
         await sleep(deletePodRetryInterval, signal);
       }
@@ -266,6 +271,10 @@ interface ApplyContext {
   readonly pods: ReadonlyMap<PodKey, Pod>;
   /** Why a cancel happened when the pod is not in `pods` (it was deleted). */
   readonly goneWhy: string;
+  /** The UID of the pod the event was about, for a key not in `pods` (a deleted pod). */
+  readonly eventUid?: { readonly key: PodKey; readonly uid: string };
+  /** Entries of earlier pods under the names decided about (another UID): see staleIncarnations. */
+  readonly staleEntries: ReadonlyMap<PodKey, PodEviction>;
 }
 
 const isImmediate = (a: Extract<PodEvictionAction, { kind: 'schedule' }>): boolean => a.fireAt <= a.createdAt;
@@ -285,10 +294,18 @@ async function applyActions(
       : reasonAbout(key, ctx.taints, pod.tolerations);
   };
 
+  const uidOf = (key: PodKey): string | undefined =>
+    ctx.pods.get(key)?.uid ?? (ctx.eventUid?.key === key ? ctx.eventUid.uid : undefined);
+
   for (const action of actions) {
     if (action.kind === 'cancel') {
-      // upstream cancelWorkWithEvent
-      const { cancelled, removed } = await podEvictions.cancel(cluster, action.key, callOpts);
+      // upstream cancelWorkWithEvent, for the pod decided about only: an entry of a pod re-created
+      // under the name stays.
+      const uid = uidOf(action.key);
+      const { cancelled, removed } = await podEvictions.cancel(cluster, action.key, {
+        ...callOpts,
+        ...(uid !== undefined && { uid }),
+      });
       if (removed === undefined) continue; // nothing was scheduled: no decision, no Event
       const { why, inputs } = reasoning(action.key);
       await executor.record([
@@ -319,10 +336,48 @@ async function applyActions(
       deps.observer.debug('taint eviction: pod already terminating, not deleted again', { pod: action.key });
       continue;
     }
+    // An entry left by an earlier pod of the same name (deleted and re-created, its events late): it
+    // is not this pod's eviction, and AddWork would skip this pod for it. Remove it first.
+    const stale = ctx.staleEntries.get(action.key);
+    if (stale !== undefined && stale.uid !== undefined) {
+      const { cancelled, removed } = await podEvictions.cancel(cluster, action.key, {
+        ...callOpts,
+        uid: stale.uid,
+      });
+      if (removed !== undefined) {
+        await executor.record([
+          {
+            node: removed.nodeName,
+            what: 'cancelPodEviction',
+            why: `cancelWorkWithEvent: the eviction was decided for another pod of that name (uid ${stale.uid}), deleted since`,
+            inputs: {
+              pod: action.key,
+              uid: stale.uid,
+              ...(action.uid !== undefined && { newUid: action.uid }),
+            },
+            result: cancelled ? 'cancelled' : 'removed a running deletion',
+          },
+        ]);
+        // What upstream records when it processes that pod's deletion, which arrived late or not at all.
+        if (cancelled) {
+          await executor.execute({
+            kind: 'recordEvent',
+            event: cancelPodDeletionEvent(parsePodKey(action.key)),
+          });
+        }
+      }
+    }
     // upstream AddWork
     const added = await podEvictions.add(
       cluster,
-      { key: action.key, nodeName: action.nodeName, createdAt: action.createdAt, fireAt: action.fireAt, now },
+      {
+        key: action.key,
+        ...(action.uid !== undefined && { uid: action.uid }),
+        nodeName: action.nodeName,
+        createdAt: action.createdAt,
+        fireAt: action.fireAt,
+        now,
+      },
       callOpts,
     );
     const { why, inputs } = reasoning(action.key);
@@ -356,7 +411,13 @@ async function applyActions(
             ...(deps.sleep !== undefined && { sleep: deps.sleep }),
           },
           executor,
-          { key: action.key, nodeName: action.nodeName, why: `processPodOnNode: ${why}`, inputs },
+          {
+            key: action.key,
+            ...(action.uid !== undefined && { uid: action.uid }),
+            nodeName: action.nodeName,
+            why: `processPodOnNode: ${why}`,
+            inputs,
+          },
           { ...(signal !== undefined && { signal }) },
         );
         await podEvictions.complete(cluster, action.key, added.eviction.token, callOpts);
@@ -394,12 +455,33 @@ function podsByKey(pods: readonly Pod[]): Map<PodKey, Pod> {
   return new Map(pods.map((p) => [podKey(p), p]));
 }
 
-/** upstream GetWorkerUnsafe over entries read before any action: timer-backed entries only. */
-function lookupIn(entries: ReadonlyMap<PodKey, PodEviction>): ScheduledEvictionLookup {
+/**
+ * upstream GetWorkerUnsafe over entries read before any action: timer-backed entries only, and only the
+ * decided-about pod's own (an entry of an earlier pod of the same name is not its countdown).
+ */
+function lookupIn(
+  entries: ReadonlyMap<PodKey, PodEviction>,
+  pods: ReadonlyMap<PodKey, Pod>,
+): ScheduledEvictionLookup {
+  const stale = staleIncarnations(entries, pods);
   return (key) => {
     const entry = entries.get(key);
-    return entry?.timerBacked === true ? { createdAt: entry.createdAt, fireAt: entry.fireAt } : undefined;
+    if (entry === undefined || stale.has(key)) return undefined;
+    return entry.timerBacked ? { createdAt: entry.createdAt, fireAt: entry.fireAt } : undefined;
   };
+}
+
+/** Entries whose pod UID is not the UID of the pod now known under that name. */
+function staleIncarnations(
+  entries: ReadonlyMap<PodKey, PodEviction>,
+  pods: ReadonlyMap<PodKey, Pod>,
+): Map<PodKey, PodEviction> {
+  const stale = new Map<PodKey, PodEviction>();
+  for (const [key, pod] of pods) {
+    const entry = entries.get(key);
+    if (entry?.uid !== undefined && entry.uid !== pod.uid) stale.set(key, entry);
+  }
+  return stale;
 }
 
 function report(
@@ -475,7 +557,8 @@ export async function handleNodeChanged(
 
   const now = deps.clock.now();
   const entries = new Map(pending.map((e) => [e.key, e]));
-  const outcome = handleNodeUpdate(nodeName, node, listed.value, lookupIn(entries), now);
+  const pods = podsByKey(listed.value);
+  const outcome = handleNodeUpdate(nodeName, node, listed.value, lookupIn(entries, pods), now);
   const summary = await applyActions(
     {
       deps,
@@ -490,8 +573,11 @@ export async function handleNodeChanged(
       now,
       signal,
       taints,
-      pods: podsByKey(listed.value),
+      pods,
       goneWhy: 'the pod is no longer on the node',
+      // The pods are the API's own list: an entry under one of their names with another UID is an
+      // earlier pod's.
+      staleEntries: staleIncarnations(entries, pods),
     },
     outcome.actions,
   );
@@ -546,6 +632,7 @@ export async function handlePodChanged(
     actions: readonly PodEvictionAction[],
     pods: readonly Pod[],
     taints: readonly Taint[],
+    staleEntries: ReadonlyMap<PodKey, PodEviction> = new Map(),
   ): Promise<EvictionSummary> =>
     applyActions(
       {
@@ -557,6 +644,8 @@ export async function handlePodChanged(
         taints,
         pods: podsByKey(pods),
         goneWhy: 'handlePodUpdate: the pod was deleted',
+        eventUid: { key, uid: change.pod.uid },
+        staleEntries,
       },
       actions,
     );
@@ -574,16 +663,25 @@ export async function handlePodChanged(
   if (taints.length === 0) return report(deps, fields, { kind: 'skipped', reason: 'nodeNotTainted' });
 
   const existing = await stores.podEvictions.get(change.cluster, key, callOpts);
-  const lookup = lookupIn(new Map(existing === undefined ? [] : [[key, existing]]));
+  const entries = new Map(existing === undefined ? [] : [[key, existing]]);
   let pod: Pod | undefined = newPod;
-  let actions = handlePodUpdate(item, pod, taints, lookup, now);
-  if (actions.some((a) => a.kind === 'schedule' && isImmediate(a))) {
-    // An immediate deletion: decide again on the pod as the API has it now (upstream's lister read).
+  const otherIncarnation = existing?.uid !== undefined && existing.uid !== newPod.uid;
+  const decide = (): PodEvictionAction[] =>
+    handlePodUpdate(item, pod, taints, lookupIn(entries, podsByKey(pod === undefined ? [] : [pod])), now);
+  let actions = decide();
+  if (otherIncarnation || actions.some((a) => a.kind === 'schedule' && isImmediate(a))) {
+    // Decide again on the pod as the API has it now (upstream's lister read): before an immediate
+    // deletion, and when an eviction exists for another pod of this name (the API tells which of the
+    // two is the pod that lives now: an event about the other one is older than what we know).
     const listed = await cluster.listPodsOnNode(newPod.nodeName, callOpts);
     if (!listed.ok) throw new RequeueError(`pod ${JSON.stringify(key)}`, 'listPodsFailed', listed.message);
     pod = listed.value.find((p) => podKey(p) === key);
-    actions = handlePodUpdate(item, pod, taints, lookup, now);
+    if (otherIncarnation && pod?.uid !== newPod.uid) {
+      return report(deps, fields, { kind: 'skipped', reason: 'stale' });
+    }
+    actions = decide();
   }
-  const summary = await apply(actions, pod === undefined ? [] : [pod], taints);
+  const current = pod === undefined ? [] : [pod];
+  const summary = await apply(actions, current, taints, staleIncarnations(entries, podsByKey(current)));
   return report(deps, fields, { kind: 'processed', summary });
 }

@@ -118,6 +118,8 @@ export type PodEvictionAction =
   | {
       readonly kind: 'schedule';
       readonly key: PodKey;
+      /** The pod the eviction is decided for (not upstream: keys outlive pods, see PodOnNode.uid). */
+      readonly uid?: string;
       readonly nodeName: string;
       readonly createdAt: EpochMillis;
       readonly fireAt: EpochMillis;
@@ -135,6 +137,12 @@ export type ScheduledEvictionLookup = (key: PodKey) => ScheduledEviction | undef
 /** The pod as processPodOnNode reads it. */
 export interface PodOnNode {
   readonly key: PodKey;
+  /**
+   * The pod's UID. Not upstream, whose in-process queue is ordered with its informer: here an event may
+   * arrive after the pod was deleted and re-created under the same name, so every scheduled deletion is
+   * bound to the pod it was decided for (a delete precondition), never to the name alone.
+   */
+  readonly uid?: string;
   readonly nodeName: string;
   readonly tolerations: readonly Toleration[];
 }
@@ -171,7 +179,14 @@ export function processPodOnNode(
     scheduled = undefined;
   };
   const schedule = (createdAt: EpochMillis, fireAt: EpochMillis) => {
-    actions.push({ kind: 'schedule', key: pod.key, nodeName: pod.nodeName, createdAt, fireAt });
+    actions.push({
+      kind: 'schedule',
+      key: pod.key,
+      ...(pod.uid !== undefined && { uid: pod.uid }),
+      nodeName: pod.nodeName,
+      createdAt,
+      fireAt,
+    });
   };
 
   // Upstream quirk (§4.2.21): no return here, so empty taints go on to "tolerated with min 0" and
@@ -235,7 +250,12 @@ export function handleNodeUpdate(
   }
   const actions = podsOnNode.flatMap((pod) => {
     const key = podKey(pod);
-    return processPodOnNode({ key, nodeName, tolerations: pod.tolerations }, taints, existing(key), now);
+    return processPodOnNode(
+      { key, uid: pod.uid, nodeName, tolerations: pod.tolerations },
+      taints,
+      existing(key),
+      now,
+    );
   });
   return { noExecuteTaints, actions };
 }
@@ -263,7 +283,7 @@ export function handlePodUpdate(
   if (nodeTaints === undefined || nodeTaints.length === 0) return [];
   const key = podKey(pod);
   return processPodOnNode(
-    { key, nodeName: pod.nodeName, tolerations: pod.tolerations },
+    { key, uid: pod.uid, nodeName: pod.nodeName, tolerations: pod.tolerations },
     nodeTaints,
     existing(key),
     now,

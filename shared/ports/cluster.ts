@@ -17,8 +17,9 @@ export interface ClusterCallOptions {
 }
 
 /**
- * What {@link ClusterPort.deletePodForTaintEviction} did. A pod that was already gone counts as done
- * (`podWasGone`), so the caller neither retries nor counts a deletion.
+ * What {@link ClusterPort.deletePodForTaintEviction} did. A pod that was already gone, already
+ * terminating, or another pod under the name counts as done (`podWasGone`), so the caller neither
+ * retries nor counts a deletion.
  */
 export type TaintEvictionDeleteResult =
   { readonly ok: true; readonly podWasGone: boolean } | Extract<WriteResult, { readonly ok: false }>;
@@ -62,14 +63,15 @@ export interface ClusterPort {
 
   /**
    * upstream addConditionAndDeletePod (taint eviction controller): GET the pod, add the
-   * DisruptionTarget condition through pods/status when it is not already there, then DELETE without
-   * a UID precondition and with the default grace period. One attempt; the caller retries
-   * (taintEviction.ts deletePodRetries).
+   * DisruptionTarget condition through pods/status when it is not already there, then DELETE with the
+   * default grace period. With `uid` (the pod the eviction was decided for), a pod of another UID counts
+   * as gone and the DELETE carries a UID precondition: a pod re-created under the name is never touched.
+   * One attempt; the caller retries (taintEviction.ts deletePodRetries).
    */
   deletePodForTaintEviction(
     namespace: string,
     name: string,
-    opts?: ClusterCallOptions,
+    opts?: ClusterCallOptions & { readonly uid?: string },
   ): Promise<TaintEvictionDeleteResult>;
 
   /** Records a core/v1 Event, as client-go's EventRecorder would. Best effort: failures are values. */

@@ -274,9 +274,14 @@ export interface ZoneQueueStore {
 // ---------------------------------------------------------------------------------------------------
 // Pod evictions (the taint eviction controller's TimedWorkerQueue)
 
-/** A TimedWorkerQueue entry plus the node the pod was on when it was scheduled. */
+/** A TimedWorkerQueue entry plus the node the pod was on when it was scheduled, and which pod it was. */
 export interface PodEviction extends TimedWorkerEntry {
   readonly nodeName: string;
+  /**
+   * The UID of the pod the eviction was decided for: a pod re-created under the same name is another
+   * pod, which this entry never deletes. Absent on entries written before UIDs were kept.
+   */
+  readonly uid?: string;
 }
 
 /** Outcome of {@link PodEvictionStore.add}: upstream AddWork's three cases. */
@@ -296,6 +301,7 @@ export interface PodEvictionStore {
     cluster: string,
     work: {
       readonly key: PodKey;
+      readonly uid?: string;
       readonly nodeName: string;
       readonly createdAt: EpochMillis;
       readonly fireAt: EpochMillis;
@@ -307,11 +313,15 @@ export interface PodEvictionStore {
   startFiring(cluster: string, key: PodKey, token: number, opts?: StoreCallOptions): Promise<boolean>;
   /** The work of the entry holding `token` finished: remove it, only if it still holds that token. */
   complete(cluster: string, key: PodKey, token: number, opts?: StoreCallOptions): Promise<boolean>;
-  /** upstream CancelWork: remove the entry whatever its state; `cancelled` as timedWorkerQueue.cancelWork. */
+  /**
+   * upstream CancelWork: remove the entry whatever its state; `cancelled` as timedWorkerQueue.cancelWork.
+   * With `uid`, only an entry for that pod (or one without a UID) is removed: a late event about a pod
+   * that was deleted never cancels the eviction of the pod re-created under its name.
+   */
   cancel(
     cluster: string,
     key: PodKey,
-    opts?: StoreCallOptions,
+    opts?: StoreCallOptions & { readonly uid?: string },
   ): Promise<{ readonly cancelled: boolean; readonly removed?: PodEviction }>;
   /** Waiting timers due at `now` (firesAt <= now), earliest first, ties by key (timedWorkerQueue dueWork). */
   dueEvictions(cluster: string, now: EpochMillis, opts?: StoreCallOptions): Promise<readonly PodEviction[]>;

@@ -33,6 +33,7 @@ const PodEvictionItemSchema = z.object({
   timerBacked: z.boolean(),
   firing: z.boolean(),
   firesAtMs: z.number().optional(),
+  uid: z.string().optional(),
 });
 
 function encodeEviction(
@@ -51,6 +52,7 @@ function encodeEviction(
     namespace,
     name,
     node: e.nodeName,
+    ...(e.uid !== undefined && { uid: e.uid }),
     createdAt: encodeInstant(e.createdAt),
     fireAt: encodeInstant(e.fireAt),
     firesAt: encodeInstant(e.firesAt),
@@ -72,6 +74,7 @@ function decodeEviction(item: z.output<typeof PodEvictionItemSchema>): PodEvicti
     token: item.token,
     timerBacked: item.timerBacked,
     firing: item.firing,
+    ...(item.uid !== undefined && { uid: item.uid }),
   };
 }
 
@@ -124,6 +127,7 @@ export class DynamoDbPodEvictionStore implements PodEvictionStore {
     cluster: string,
     work: {
       readonly key: PodKey;
+      readonly uid?: string;
       readonly nodeName: string;
       readonly createdAt: EpochMillis;
       readonly fireAt: EpochMillis;
@@ -138,7 +142,11 @@ export class DynamoDbPodEvictionStore implements PodEvictionStore {
       // The domain decides scheduled vs immediate and firesAt (timedWorkerQueue.ts addWork).
       const added = addWork(createWorkerQueue(), work.key, work.createdAt, work.fireAt, work.now, token);
       if (added.kind === 'skipped') throw new Error('invariant: addWork skipped on an empty queue');
-      const eviction: PodEviction = { ...added.entry, nodeName: work.nodeName };
+      const eviction: PodEviction = {
+        ...added.entry,
+        nodeName: work.nodeName,
+        ...(work.uid !== undefined && { uid: work.uid }),
+      };
       const e = new Expression();
       const noEntryForPod = `attribute_not_exists(${e.n('pod')})`;
       const itemKey = { cluster, pod: work.key };
@@ -234,26 +242,39 @@ export class DynamoDbPodEvictionStore implements PodEvictionStore {
   async cancel(
     cluster: string,
     key: PodKey,
-    opts: StoreCallOptions = {},
+    opts: StoreCallOptions & { readonly uid?: string } = {},
   ): Promise<{ readonly cancelled: boolean; readonly removed?: PodEviction }> {
     const { ctx } = this;
     const itemKey = { cluster: checkClusterName(cluster), pod: key };
-    const output = await request(
-      ctx,
-      'DeleteItem',
-      { table: ctx.tables.podEvictions, key: itemKey },
-      (abortSignal) =>
-        ctx.doc.send(
-          new DeleteCommand({
-            TableName: ctx.tables.podEvictions,
-            Key: itemKey,
-            ReturnValues: 'ALL_OLD',
-            ReturnConsumedCapacity: 'TOTAL',
-          }),
-          { abortSignal },
-        ),
-      opts.signal,
-    );
+    const e = new Expression();
+    const entryIsForThisPod =
+      opts.uid === undefined
+        ? undefined
+        : `attribute_not_exists(${e.n('uid')}) OR ${e.n('uid')} = ${e.v(opts.uid)}`;
+    let output;
+    try {
+      output = await request(
+        ctx,
+        'DeleteItem',
+        { table: ctx.tables.podEvictions, key: itemKey },
+        (abortSignal) =>
+          ctx.doc.send(
+            new DeleteCommand({
+              TableName: ctx.tables.podEvictions,
+              Key: itemKey,
+              ...(entryIsForThisPod !== undefined && { ConditionExpression: entryIsForThisPod, ...e.params }),
+              ReturnValues: 'ALL_OLD',
+              ReturnConsumedCapacity: 'TOTAL',
+            }),
+            { abortSignal },
+          ),
+        opts.signal,
+      );
+    } catch (error) {
+      // The entry is another pod's (re-created under the name): it stays.
+      if (error instanceof VersionConflictError) return { cancelled: false };
+      throw error;
+    }
     if (output.Attributes === undefined) return { cancelled: false };
     const removed = this.decode(cluster, output.Attributes);
     return { cancelled: removed.timerBacked, removed };

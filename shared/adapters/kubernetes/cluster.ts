@@ -32,6 +32,8 @@ import {
   CoreV1Event,
   PatchStrategy,
   setHeaderOptions,
+  V1DeleteOptions,
+  V1Preconditions,
   type ConfigurationOptions,
   type HttpLibrary,
   type KubeConfig,
@@ -417,10 +419,29 @@ export function createKubernetesCluster(
     return patched.ok ? OK : patched;
   }
 
-  async function deletePod(namespace: string, name: string, signal?: AbortSignal): Promise<WriteResult> {
-    // Default grace period, no preconditions (upstream DeletePods and addConditionAndDeletePod).
+  async function deletePod(
+    namespace: string,
+    name: string,
+    uid: string | undefined,
+    signal?: AbortSignal,
+  ): Promise<WriteResult> {
+    // Default grace period (upstream DeletePods and addConditionAndDeletePod). Deviation: a UID
+    // precondition, so a decision about one pod never deletes another re-created under its name (events
+    // arrive late and out of order here); the API answers 409 Conflict when the UID differs.
     const deleted = await call(`delete pod ${quote(`${namespace}/${name}`)}`, signal, (o) =>
-      core.deleteNamespacedPod({ namespace, name }, o),
+      core.deleteNamespacedPod(
+        {
+          namespace,
+          name,
+          // The models are classes whose serializer reads plain fields (as for the Event below).
+          ...(uid !== undefined && {
+            body: Object.assign(new V1DeleteOptions(), {
+              preconditions: Object.assign(new V1Preconditions(), { uid }),
+            }),
+          }),
+        },
+        o,
+      ),
     );
     return deleted.ok ? OK : deleted;
   }
@@ -428,11 +449,17 @@ export function createKubernetesCluster(
   async function deletePodForTaintEviction(
     namespace: string,
     name: string,
+    uid: string | undefined,
     signal?: AbortSignal,
   ): Promise<TaintEvictionDeleteResult> {
     const gone = { ok: true, podWasGone: true } as const;
     const got = await readPod(namespace, name, signal);
     if (!got.ok) return got.reason === 'NotFound' ? gone : got;
+    // Another pod of the same name (the one decided about was deleted and re-created): not ours to touch.
+    if (uid !== undefined && got.value.metadata?.uid !== uid) return gone;
+    // Already terminating (an earlier attempt, or someone else, deleted it): a second DELETE changes
+    // nothing but another deletion counted; done.
+    if (got.value.metadata?.deletionTimestamp !== undefined) return gone;
     const conditions = got.value.status?.conditions ?? [];
     const result = updatePodCondition(conditions, { ...disruptionTargetCondition }, clock.now());
     if (result.changed) {
@@ -451,9 +478,10 @@ export function createKubernetesCluster(
       );
       if (!patched.ok) return patched.reason === 'NotFound' ? gone : patched;
     }
-    const deleted = await deletePod(namespace, name, signal);
+    const deleted = await deletePod(namespace, name, uid ?? got.value.metadata?.uid, signal);
     if (deleted.ok) return { ok: true, podWasGone: false };
-    return deleted.reason === 'NotFound' ? gone : deleted;
+    // NotFound: gone meanwhile; Conflict: the UID precondition failed, re-created meanwhile.
+    return deleted.reason === 'NotFound' || deleted.reason === 'Conflict' ? gone : deleted;
   }
 
   async function addNodeLabels(
@@ -500,7 +528,7 @@ export function createKubernetesCluster(
       case 'setPodTerminationReason':
         return setPodTerminationReason(effect.pod, effect.reason, effect.message, signal);
       case 'deletePod':
-        return deletePod(effect.pod.namespace, effect.pod.name, signal);
+        return deletePod(effect.pod.namespace, effect.pod.name, effect.pod.uid || undefined, signal);
       case 'recordEvent':
         return recordEvent(effect.event, signal);
     }
@@ -516,7 +544,7 @@ export function createKubernetesCluster(
     addNodeLabels: (name, labels, opts) => addNodeLabels(name, labels, opts?.signal),
     swapNodeTaints: (name, swap, opts) => swapNodeTaints(name, swap, opts?.signal),
     deletePodForTaintEviction: (namespace, name, opts) =>
-      deletePodForTaintEviction(namespace, name, opts?.signal),
+      deletePodForTaintEviction(namespace, name, opts?.uid, opts?.signal),
     recordEvent: (event, opts) => recordEvent(event, opts?.signal),
   };
 }

@@ -324,6 +324,8 @@ describe('TestUpdateNode (Node Changed)', () => {
 
     expect(await evictionOf()).toEqual({
       key: 'default/pod1',
+      // Bound to this pod: a pod re-created under the name is another pod.
+      uid: pod('pod1').metadata?.uid,
       nodeName: 'node1',
       createdAt: START,
       fireAt: START + 300_000,

@@ -520,7 +520,7 @@ describe('taint eviction: deletePodForTaintEviction (addConditionAndDeletePod)',
     ]);
   });
 
-  it('does not patch a condition that is already there; a pod already gone is done', async () => {
+  it('does not delete again a pod already terminating; a pod already gone is done', async () => {
     createNode('node-a');
     createPod('victim', 'node-a');
     const { cluster } = harness();
@@ -528,13 +528,55 @@ describe('taint eviction: deletePodForTaintEviction (addConditionAndDeletePod)',
     requestsBefore = api.requests.length;
     expect(await cluster.deletePodForTaintEviction('default', 'victim')).toEqual({
       ok: true,
-      podWasGone: false,
+      podWasGone: true,
     });
-    expect(requests().map((r) => r.verb)).toEqual(['get', 'delete']);
+    expect(requests().map((r) => r.verb)).toEqual(['get']);
     expect(await cluster.deletePodForTaintEviction('default', 'never-was')).toEqual({
       ok: true,
       podWasGone: true,
     });
+  });
+
+  it('never deletes another pod re-created under the name: the UID decided about is a precondition', async () => {
+    createNode('node-a');
+    const old = createPod('db-0', 'node-a');
+    api.store.pods.delete('db-0', { namespace: 'default', gracePeriodSeconds: 0 });
+    const recreated = createPod('db-0', 'node-a');
+    expect(recreated.uid).not.toBe(old.uid);
+    const { cluster } = harness();
+    expect(await cluster.deletePodForTaintEviction('default', 'db-0', { uid: old.uid })).toEqual({
+      ok: true,
+      podWasGone: true,
+    });
+    expect(requests().map((r) => r.verb)).toEqual(['get']);
+    expect(api.store.pods.get('db-0', { namespace: 'default' }).metadata?.deletionTimestamp).toBeUndefined();
+    // With its own UID it is deleted, and the DELETE carries the precondition.
+    expect(await cluster.deletePodForTaintEviction('default', 'db-0', { uid: recreated.uid })).toEqual({
+      ok: true,
+      podWasGone: false,
+    });
+    expect(requests().at(-1)).toMatchObject({ verb: 'delete' });
+  });
+
+  it('a pod re-created between the read and the DELETE answers 409 on the UID precondition: left alone', async () => {
+    createNode('node-a');
+    const old = createPod('db-0', 'node-a');
+    let release = (): void => undefined;
+    api.faults.inject({
+      kind: 'delay',
+      until: new Promise<void>((resolve) => (release = resolve)),
+      match: { verb: 'delete', resource: 'pods' },
+      times: 1,
+    });
+    const { cluster } = harness();
+    const deleting = cluster.deletePodForTaintEviction('default', 'db-0', { uid: old.uid });
+    while (api.faults.pending() === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+    // The DELETE is on its way: meanwhile the StatefulSet controller replaces the pod.
+    api.store.pods.delete('db-0', { namespace: 'default', gracePeriodSeconds: 0 });
+    createPod('db-0', 'node-a');
+    release();
+    expect(await deleting).toEqual({ ok: true, podWasGone: true });
+    expect(api.store.pods.get('db-0', { namespace: 'default' }).metadata?.deletionTimestamp).toBeUndefined();
   });
 });
 

@@ -995,10 +995,19 @@ describe('handleNodeUpdate', () => {
       noExecuteTaints: [createNoExecuteTaint(1)],
       actions: [
         { kind: 'cancel', key: 'default/pod1' },
-        { kind: 'schedule', key: 'default/pod1', nodeName: 'node1', createdAt: now, fireAt: now },
+        // Each bound to the pod it was decided for (its UID).
+        {
+          kind: 'schedule',
+          key: 'default/pod1',
+          uid: 'uid-pod1',
+          nodeName: 'node1',
+          createdAt: now,
+          fireAt: now,
+        },
         {
           kind: 'schedule',
           key: 'default/pod2',
+          uid: 'uid-pod2',
           nodeName: 'node1',
           createdAt: now,
           fireAt: now + 100 * second,
@@ -1077,7 +1086,14 @@ describe('handlePodUpdate', () => {
         nodeTaints: taints,
         want: [
           { kind: 'cancel', key: 'default/pod1' },
-          { kind: 'schedule', key: 'default/pod1', nodeName: 'node1', createdAt: now, fireAt: now },
+          {
+            kind: 'schedule',
+            key: 'default/pod1',
+            uid: 'uid-pod1',
+            nodeName: 'node1',
+            createdAt: now,
+            fireAt: now,
+          },
         ],
       },
     ],
