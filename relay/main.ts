@@ -14,12 +14,11 @@
 import { resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Logger } from '@aws-lambda-powertools/logger';
-import { KubeConfig } from '@kubernetes/client-node';
 import { Command, InvalidArgumentError } from 'commander';
 import { z } from 'zod';
 import { RealScheduler } from '../shared/adapters/realScheduler.js';
 import { createEventBridgeSink } from '../shared/adapters/eventbridge/eventSink.js';
-import { loadKubeConfig } from '../shared/adapters/kubernetes/auth.js';
+import { loadDefaultKubeConfig, loadKubeConfig } from '../shared/adapters/kubernetes/auth.js';
 import { loadClusterAuth } from '../shared/adapters/kubernetes/authConfig.js';
 import { ConfigError } from '../shared/errors.js';
 import type { EventSink } from '../shared/ports/eventSink.js';
@@ -108,10 +107,7 @@ async function kubeConfigFor(options: RunRelayOptions, env: Readonly<Record<stri
   const auth = loadClusterAuth(env);
   if (auth !== undefined) return (await loadKubeConfig(auth)).kubeConfig;
   // KUBECONFIG, ~/.kube/config, or the pod's service account.
-  const kc = new KubeConfig();
-  kc.loadFromDefault();
-  if (options.context !== undefined) kc.setCurrentContext(options.context);
-  return kc;
+  return loadDefaultKubeConfig(options.context);
 }
 
 /**

@@ -1,11 +1,17 @@
 // Builds the client-node KubeConfig from the cluster credentials setting (authConfig.ts):
 // - kubeconfigFile: the file, as kubectl reads it (paths in it resolved against its folder);
 // - kubeconfigSecret / kubeconfigParameter: the kubeconfig text held in Secrets Manager (SecretString,
-//   or SecretBinary as UTF-8) or in an SSM parameter (read WithDecryption, so a SecureString works);
+//   or SecretBinary as UTF-8) or in an SSM SecureString parameter (read WithDecryption; a String or
+//   StringList parameter is refused: its value is stored and shown in plain text);
 // - eks: DescribeCluster gives the endpoint and CA; the user is an auth-provider answered by
 //   eksTokenAuthenticator, which signs a fresh STS token when its cached one is due (eksToken.ts).
 // A kubeconfig held in AWS should carry a token or a client certificate: an `exec` user (such as
 // `aws eks get-token`) would run a CLI that Lambda does not have; use `eks` for that.
+// Credentials never reach an error message: every error leaving this module, and every error of the
+// KubeConfig's request authentication (its authenticators, exec plugins, key files), goes through
+// authRedaction.ts first.
+import { readFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { EKSClient, DescribeClusterCommand } from '@aws-sdk/client-eks';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
@@ -15,6 +21,7 @@ import { ClusterAuthError } from '../../errors.js';
 import type { Clock } from '../../ports/clock.js';
 import { systemClock } from '../clock.js';
 import type { ClusterAuthConfig } from './authConfig.js';
+import { describeError, redactError, secretsOfText, secretsOfUser } from './authRedaction.js';
 import {
   createEksTokenSource,
   EKS_AUTH_PROVIDER,
@@ -41,19 +48,77 @@ export interface LoadedKubeConfig {
   readonly eksTokens?: EksTokenSource;
 }
 
-function describeError(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+type HttpsOptions = Parameters<KubeConfig['applyToHTTPSOptions']>[0];
+type FetchOptions = Parameters<KubeConfig['applyToFetchOptions']>[0];
+type SecurityContext = Parameters<KubeConfig['applySecurityAuthentication']>[0];
+
+/**
+ * A KubeConfig whose request authentication fails with a redacted ClusterAuthError: client-node's
+ * authenticators and exec plugins throw errors that may quote a token, an exec plugin's output or a
+ * key (a JSON parse error of `aws eks get-token` output quotes the token), and the cluster adapter
+ * copies any thrown error's message into its results, its logs and the Decisions trail.
+ */
+class RedactingKubeConfig extends KubeConfig {
+  /** Errors this class made, passed through as they are when they surface again. */
+  private static readonly made = new WeakSet<Error>();
+
+  /** `secrets`: values known to be credentials (the kubeconfig text's values). */
+  constructor(private readonly secrets: readonly string[] = []) {
+    super();
+  }
+
+  private failure(error: unknown): Error {
+    if (error instanceof Error && RedactingKubeConfig.made.has(error)) return error;
+    const user = this.getCurrentUser();
+    const safe = redactError(error, [...this.secrets, ...secretsOfUser(user)]);
+    const failure = new ClusterAuthError(
+      `kubeconfig user ${JSON.stringify(user?.name ?? '')}`,
+      `cannot authenticate a request (${describeError(safe)})`,
+      { cause: safe },
+    );
+    RedactingKubeConfig.made.add(failure);
+    return failure;
+  }
+
+  override async applyToFetchOptions(opts: FetchOptions): ReturnType<KubeConfig['applyToFetchOptions']> {
+    try {
+      return await super.applyToFetchOptions(opts);
+    } catch (error) {
+      throw this.failure(error);
+    }
+  }
+
+  override async applyToHTTPSOptions(opts: HttpsOptions): Promise<void> {
+    try {
+      await super.applyToHTTPSOptions(opts);
+    } catch (error) {
+      throw this.failure(error);
+    }
+  }
+
+  override async applySecurityAuthentication(context: SecurityContext): Promise<void> {
+    try {
+      await super.applySecurityAuthentication(context);
+    } catch (error) {
+      throw this.failure(error);
+    }
+  }
+}
+
+/** A ClusterAuthError whose problem names what failed and carries the redacted error as its cause. */
+function authFailure(source: string, what: string, error: unknown, secrets: readonly string[] = []) {
+  const safe = redactError(error, secrets);
+  return new ClusterAuthError(source, `${what} (${describeError(safe)})`, { cause: safe });
 }
 
 /** Loads kubeconfig text, selects `context` if given, and checks that it names a cluster. */
 function kubeConfigFromText(text: string, source: string, context: string | undefined): KubeConfig {
-  const kc = new KubeConfig();
+  const secrets = secretsOfText(text);
+  const kc = new RedactingKubeConfig(secrets);
   try {
     kc.loadFromString(text);
   } catch (error) {
-    throw new ClusterAuthError(source, `not a readable kubeconfig (${describeError(error)})`, {
-      cause: error,
-    });
+    throw authFailure(source, 'not a readable kubeconfig', error, secrets);
   }
   return selectContext(kc, source, context);
 }
@@ -87,7 +152,7 @@ async function kubeConfigFromSecret(secretId: string, context: string | undefine
       out.SecretString ??
       (out.SecretBinary === undefined ? undefined : Buffer.from(out.SecretBinary).toString('utf8'));
   } catch (error) {
-    throw new ClusterAuthError(source, `GetSecretValue failed (${describeError(error)})`, { cause: error });
+    throw authFailure(source, 'GetSecretValue failed', error);
   }
   if (text === undefined || text.trim() === '')
     throw new ClusterAuthError(source, 'holds no kubeconfig (empty secret)');
@@ -98,13 +163,24 @@ async function kubeConfigFromParameter(name: string, context: string | undefined
   const source = `SSM parameter ${JSON.stringify(name)}`;
   const client = deps.ssm ?? new SSMClient({});
   let text: string | undefined;
+  let type: string | undefined;
   try {
     const out = await client.send(new GetParameterCommand({ Name: name, WithDecryption: true }), {
       abortSignal: deps.signal,
     });
     text = out.Parameter?.Value;
+    type = out.Parameter?.Type;
   } catch (error) {
-    throw new ClusterAuthError(source, `GetParameter failed (${describeError(error)})`, { cause: error });
+    throw authFailure(source, 'GetParameter failed', error);
+  }
+  // A String parameter is stored unencrypted and shown in the console, in `get-parameter` output and
+  // in parameter history to anyone who may read it: refuse it instead of using the credentials.
+  if (type !== 'SecureString') {
+    throw new ClusterAuthError(
+      source,
+      `is ${type === undefined ? 'of no reported type' : `a ${type}`}, not a SecureString: store the ` +
+        'kubeconfig as a SecureString (aws ssm put-parameter --type SecureString); its value was not used',
+    );
   }
   if (text === undefined || text.trim() === '')
     throw new ClusterAuthError(source, 'holds no kubeconfig (empty value)');
@@ -128,7 +204,7 @@ async function kubeConfigFromEks(
     endpoint = out.cluster?.endpoint;
     caData = out.cluster?.certificateAuthority?.data;
   } catch (error) {
-    throw new ClusterAuthError(source, `DescribeCluster failed (${describeError(error)})`, { cause: error });
+    throw authFailure(source, 'DescribeCluster failed', error);
   }
   if (endpoint === undefined || endpoint === '') {
     throw new ClusterAuthError(source, 'has no API endpoint yet (is the cluster ACTIVE?)');
@@ -142,7 +218,7 @@ async function kubeConfigFromEks(
     credentials,
     clock: deps.clock ?? systemClock,
   });
-  const kc = new KubeConfig();
+  const kc = new RedactingKubeConfig();
   kc.addAuthenticator(eksTokenAuthenticator(eksTokens));
   // caData is base64 PEM in both DescribeCluster and kubeconfig, so it goes in as is.
   kc.loadFromOptions({
@@ -169,13 +245,16 @@ export async function loadKubeConfig(
   switch (auth.kind) {
     case 'kubeconfigFile': {
       const source = `kubeconfig file ${JSON.stringify(auth.path)}`;
-      const kc = new KubeConfig();
+      let text: string;
       try {
-        kc.loadFromFile(auth.path);
+        text = await readFile(auth.path, 'utf8');
       } catch (error) {
-        throw new ClusterAuthError(source, `cannot be read (${describeError(error)})`, { cause: error });
+        throw authFailure(source, 'cannot be read', error);
       }
-      return { kubeConfig: selectContext(kc, source, auth.context) };
+      const kc = kubeConfigFromText(text, source, auth.context);
+      // As kubectl (and client-node's loadFromFile): paths in the file are relative to its folder.
+      kc.makePathsAbsolute(dirname(auth.path));
+      return { kubeConfig: kc };
     }
     case 'kubeconfigSecret':
       return { kubeConfig: await kubeConfigFromSecret(auth.secretId, auth.context, deps) };
@@ -184,4 +263,22 @@ export async function loadKubeConfig(
     case 'eks':
       return kubeConfigFromEks(auth.clusterName, auth.region, deps);
   }
+}
+
+/**
+ * client-node's default KubeConfig (KUBECONFIG, ~/.kube/config, else the pod's service account), with
+ * `context` selected if given, and the same redaction of errors as {@link loadKubeConfig}.
+ *
+ * @example
+ * const kc = loadDefaultKubeConfig(); // in a pod: the service account's token and the cluster's CA
+ */
+export function loadDefaultKubeConfig(context?: string): KubeConfig {
+  const source = 'the default kubeconfig (KUBECONFIG, ~/.kube/config or the in-cluster service account)';
+  const kc = new RedactingKubeConfig();
+  try {
+    kc.loadFromDefault();
+  } catch (error) {
+    throw authFailure(source, 'not a readable kubeconfig', error);
+  }
+  return selectContext(kc, source, context);
 }

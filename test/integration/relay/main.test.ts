@@ -2,14 +2,16 @@
 // process: events printed to stdout when no bus is configured, leader election in a pod, and SIGTERM
 // releasing the Lease before a clean exit.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startApiServer } from '../../../local/apiserver/index.js';
 import { VirtualScheduler } from '../../../local/virtualScheduler.js';
-import { runRelay, type RunningRelay } from '../../../relay/main.js';
+import { main, runRelay, type RunningRelay } from '../../../relay/main.js';
+import { ClusterAuthError } from '../../../shared/errors.js';
+import { everythingSaid } from '../../helpers/secretLeaks.js';
 import {
   createNode,
   MemoryLogger,
@@ -209,5 +211,58 @@ describe('relay/main.ts', () => {
       leaseDurationSeconds: 1,
     });
     expect(stderr).toContain('"message":"released the leader election lease"');
+  });
+});
+
+describe('a malformed kubeconfig', () => {
+  const token = 'tok-8c1e5a9d7b3f2a6e4d0c9b8a7f6e5d4c';
+  const malformed = `users:\n- name: u\n  user:\n    token: ${token}\n   bad: indentation\n`;
+
+  it('given by --kubeconfig: exit 1 with one line on stderr that names the file and not the token', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'nlc-relay-'));
+    const path = join(dir, 'kubeconfig');
+    await writeFile(path, malformed);
+    let stderr = '';
+    const spy = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      stderr += String(chunk);
+      return true;
+    });
+    let code: number;
+    try {
+      code = await main([
+        'node',
+        'relay/main.ts',
+        '--kubeconfig',
+        path,
+        '--port',
+        '0',
+        '--host',
+        '127.0.0.1',
+      ]);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(code).toBe(1);
+    expect(stderr).toMatch(
+      /^cluster credentials from kubeconfig file ".*kubeconfig": not a readable kubeconfig \(YAMLException: bad indentation/,
+    );
+    expect(stderr).not.toContain(token.slice(0, 12));
+  });
+
+  it("found through KUBECONFIG (client-node's default): a ClusterAuthError without the token", async () => {
+    dir = await mkdtemp(join(tmpdir(), 'nlc-relay-'));
+    const path = join(dir, 'kubeconfig');
+    await writeFile(path, malformed);
+    vi.stubEnv('KUBECONFIG', path);
+    try {
+      const error: unknown = await runRelay({ env: {}, port: 0, host: '127.0.0.1' }).then(
+        () => new Error('expected a failure'),
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(ClusterAuthError);
+      expect(everythingSaid(error)).not.toContain(token.slice(0, 12));
+    } finally {
+      vi.unstubAllEnvs();
+    }
   });
 });
