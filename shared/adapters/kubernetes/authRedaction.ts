@@ -110,11 +110,13 @@ export function redact(text: string, secrets: Iterable<string> = []): string {
 
 /**
  * The values of kubeconfig text worth hiding, found without parsing it (the text may be malformed):
- * every `key: value` value of 8 characters or more, every value under a credential key, and every
- * long word (the lines of a block scalar holding key material).
+ * every value under a credential key, and every long word that is not a plain name (key material, the
+ * lines of a block scalar, a secret under an ordinary key such as an exec plugin's env `value`).
+ * Ordinary values (names, `true`, a word such as `production`) are left out: they would be redacted
+ * from every message that happens to contain the same word.
  *
  * @example
- * secretsOfText('users:\n- name: u\n  user: { token: abcdef123456 }'); // includes 'abcdef123456'
+ * secretsOfText('users:\n- name: u\n  user: { token: abcdef123456 }'); // ['abcdef123456']
  */
 export function secretsOfText(text: string): string[] {
   const found = new Set<string>();
@@ -123,9 +125,8 @@ export function secretsOfText(text: string): string[] {
   for (const match of text.matchAll(pair)) {
     const key = (match[1] ?? '').toLowerCase();
     const value = (match[2] ?? '').replace(/^["']|["']$/g, '');
-    if (value.length >= 8 || (secretKey.has(key) && value.length >= 4)) found.add(value);
+    if (secretKey.has(key) && value.length >= 4) found.add(value);
   }
-  // Lines of a block scalar (key material), not long key names such as insecure-skip-tls-verify.
   for (const word of text.split(/[\s"',{}[\]]+/)) {
     if (word.length >= 16 && !word.endsWith(':') && !/^[A-Za-z-]+$/.test(word)) found.add(word);
   }

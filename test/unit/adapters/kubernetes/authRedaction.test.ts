@@ -69,18 +69,19 @@ describe('redact', () => {
 });
 
 describe('secretsOfText', () => {
-  it('finds the values of malformed kubeconfig text without parsing it, but not its keys', () => {
+  it('finds the credentials of malformed kubeconfig text without parsing it, not its names or keys', () => {
     const text = [
       'users:',
-      '- name: u',
+      '- name: production',
       '  user: { token: shorttok }',
       '- name: v',
       '  user:',
       '    client-key-data: |',
       '      LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQo=',
       '    password: "p4ss word"',
+      '    exec: { command: aws, env: [{ name: KEY, value: wJalrXUtnFEMIK7MDENGbPxRfiCY1 }] }',
       'clusters:',
-      '- cluster: { server: https://k8s.example:6443, insecure-skip-tls-verify: true }',
+      '- cluster: { server: https://k8s.example, insecure-skip-tls-verify: true }',
       '  bad: [unclosed',
     ].join('\n');
     const found = secretsOfText(text);
@@ -89,11 +90,12 @@ describe('secretsOfText', () => {
         'shorttok',
         'LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQo=',
         'p4ss word',
-        'https://k8s.example:6443',
+        'wJalrXUtnFEMIK7MDENGbPxRfiCY1',
       ]),
     );
-    expect(found).not.toContain('insecure-skip-tls-verify');
-    expect(found).not.toContain('client-key-data');
+    for (const plain of ['production', 'insecure-skip-tls-verify', 'client-key-data', 'unclosed']) {
+      expect(found).not.toContain(plain);
+    }
   });
 });
 
