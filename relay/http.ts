@@ -15,7 +15,10 @@ export interface RelayHttpServerOptions {
   readonly metrics: RelayMetrics;
   /** 0 picks a free port. */
   readonly port: number;
-  /** All interfaces by default (a pod's probes come from its node); tests pass 127.0.0.1. */
+  /**
+   * The address to listen on: loopback by default. In a pod, the kubelet's probes and Prometheus come
+   * from outside it, so the Deployment sets NLC_RELAY_HOST=0.0.0.0 (relay/settings.ts).
+   */
   readonly host?: string;
   /** /healthz fails when the event loop has not run a 1 s timer for this long (10 s). */
   readonly maxEventLoopStallMs?: Millis;
@@ -99,7 +102,7 @@ export async function startRelayHttpServer(options: RelayHttpServerOptions): Pro
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port, options.host, () => {
+    server.listen(options.port, options.host ?? '127.0.0.1', () => {
       server.off('error', reject);
       resolve();
     });

@@ -4,7 +4,8 @@
 //   NLC_EVENT_BUS_NAME=nlc-prod NLC_CLUSTER=prod node relay/main.mjs   # in the cluster (infra/relay)
 //
 // Settings: relay/settings.ts (NLC_CLUSTER, NLC_NODE_MONITOR_PERIOD, NLC_NODE_MONITOR_GRACE_PERIOD,
-// NLC_EVENT_BUS_NAME, NLC_EVENTBRIDGE_ENDPOINT, NLC_RELAY_PORT, NLC_RELAY_LEASE_WATCH_STALL_TIMEOUT,
+// NLC_EVENT_BUS_NAME, NLC_EVENTBRIDGE_ENDPOINT, NLC_RELAY_PORT, NLC_RELAY_HOST (127.0.0.1 unless set:
+// the endpoints are served beyond the machine only when asked), NLC_RELAY_LEASE_WATCH_STALL_TIMEOUT,
 // NLC_RELAY_WATCH_STALL_TIMEOUT, POD_NAME, POD_NAMESPACE). Cluster credentials, in order:
 // --kubeconfig, the NLC_ cluster credential variables (shared/adapters/kubernetes/authConfig.ts), then
 // client-node's default (KUBECONFIG, ~/.kube/config, or the in-cluster service account).
@@ -41,7 +42,7 @@ export interface RunRelayOptions {
   readonly context?: string;
   /** Overrides NLC_RELAY_PORT (0 picks a free port). */
   readonly port?: number;
-  /** Interface of the HTTP endpoints (all by default). */
+  /** Overrides NLC_RELAY_HOST: the address of the HTTP endpoints (127.0.0.1 by default). */
   readonly host?: string;
   /** Leader election on/off; on by default in a pod (POD_NAMESPACE set). */
   readonly leaderElect?: boolean;
@@ -121,7 +122,10 @@ async function kubeConfigFor(options: RunRelayOptions, env: Readonly<Record<stri
  */
 export async function runRelay(options: RunRelayOptions = {}): Promise<RunningRelay> {
   const env = options.env ?? process.env;
-  const settings = loadRelaySettings(env, options.port === undefined ? {} : { port: options.port });
+  const settings = loadRelaySettings(env, {
+    ...(options.port !== undefined && { port: options.port }),
+    ...(options.host !== undefined && { host: options.host }),
+  });
   const stdout = options.stdout ?? process.stdout;
   const toStdout = options.sink === undefined && settings.eventBusName === undefined;
   const logger =
@@ -174,7 +178,7 @@ export async function runRelay(options: RunRelayOptions = {}): Promise<RunningRe
     relay,
     metrics,
     port: settings.port,
-    ...(options.host !== undefined && { host: options.host }),
+    host: settings.host,
   });
   logger.info('relay starting', {
     relayId: settings.relayId,
@@ -241,7 +245,10 @@ export async function main(argv: readonly string[] = process.argv): Promise<numb
       'port of /healthz, /readyz and /metrics (default: NLC_RELAY_PORT or 8080)',
       parsePort,
     )
-    .option('--host <address>', 'interface of the HTTP endpoints (default: all)')
+    .option(
+      '--host <address>',
+      'IP address of the HTTP endpoints (default: NLC_RELAY_HOST or 127.0.0.1; 0.0.0.0 for all interfaces)',
+    )
     .option('--leader-elect', 'run leader election (default: when POD_NAMESPACE is set)')
     .option('--no-leader-elect', 'publish without leader election (a single replica)')
     .option(

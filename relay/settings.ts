@@ -3,6 +3,7 @@
 // lease watch's stall timeout; through shared/config.ts loadConfig), the variables only the relay reads
 // (below), the cluster credentials (authConfig.ts), and the pod's identity from the Downward API
 // (POD_NAME, POD_NAMESPACE). One ConfigError names every bad variable.
+import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
@@ -25,6 +26,8 @@ export const RelayEnv = {
   eventBridgeEndpoint: 'NLC_EVENTBRIDGE_ENDPOINT',
   /** Port of /healthz, /readyz and /metrics (8080). */
   port: 'NLC_RELAY_PORT',
+  /** Address those endpoints listen on (127.0.0.1; the in-cluster Deployment sets 0.0.0.0). */
+  host: 'NLC_RELAY_HOST',
   /** Silence of the lease watch, while leases exist, taken for a stall (20s). */
   leaseWatchStallTimeout: 'NLC_RELAY_LEASE_WATCH_STALL_TIMEOUT',
   /** Silence of the node and pod watches taken for a stall (3m; 0: no watchdog on them). */
@@ -40,6 +43,7 @@ export const relayOwnedEnvVars: ReadonlySet<string> = new Set([
   RelayEnv.eventBusName,
   RelayEnv.eventBridgeEndpoint,
   RelayEnv.port,
+  RelayEnv.host,
   RelayEnv.leaseWatchStallTimeout,
   RelayEnv.watchStallTimeout,
   ...clusterAuthEnvVars,
@@ -51,6 +55,8 @@ export interface RelaySettings {
   readonly eventBusName: string | undefined;
   readonly eventBridgeEndpoint: string | undefined;
   readonly port: number;
+  /** The address /healthz, /readyz and /metrics listen on: loopback unless set. */
+  readonly host: string;
   /** How long the lease watch may be silent, while leases exist, before it is relisted. */
   readonly leaseWatchStallTimeout: Millis;
   /** The same for the node and pod watches; 0: no watchdog on them. */
@@ -78,6 +84,17 @@ const Port = z.coerce
   .int({ error: 'expected a port number' })
   .min(0, { error: 'expected a port from 0 to 65535' })
   .max(65_535, { error: 'expected a port from 0 to 65535' });
+
+/**
+ * Loopback by default: /metrics tells anyone who can reach it the cluster's size, the relay's
+ * leadership and its publishing health, so it is served beyond the machine only when asked for (the
+ * in-cluster Deployment asks, for its probes and Prometheus).
+ */
+export const DefaultRelayHost = '127.0.0.1';
+// An IP address (no name lookups at start): 127.0.0.1, 0.0.0.0, ::, ::1, a pod IP.
+const Host = z
+  .string()
+  .refine((value) => isIP(value) !== 0, { error: 'expected an IP address such as 127.0.0.1 or 0.0.0.0' });
 
 /**
  * Shorter lease stall timeouts would take a one-node cluster's 10 s renewals (jittered by 4 %, plus
@@ -126,7 +143,7 @@ export function defaultLeaseWatchStallTimeout(
  */
 export function loadRelaySettings(
   env: Readonly<Record<string, string | undefined>>,
-  overrides: { readonly port?: number } = {},
+  overrides: { readonly port?: number; readonly host?: string } = {},
 ): RelaySettings {
   const issues: ConfigIssue[] = [];
   const read = (name: string): string | undefined => {
@@ -162,6 +179,10 @@ export function loadRelaySettings(
     overrides.port !== undefined
       ? check('--port', Port, overrides.port)
       : check(RelayEnv.port, Port, read(RelayEnv.port) ?? 8080);
+  const host =
+    overrides.host !== undefined
+      ? check('--host', Host, overrides.host)
+      : check(RelayEnv.host, Host, read(RelayEnv.host) ?? DefaultRelayHost);
   const leaseStallRaw = read(RelayEnv.leaseWatchStallTimeout);
   const leaseStall =
     leaseStallRaw === undefined
@@ -211,7 +232,13 @@ export function loadRelaySettings(
       message: `expected a namespace, got ${JSON.stringify(podNamespace)}`,
     });
   }
-  if (issues.length > 0 || controller === undefined || port === undefined || watchStall === undefined)
+  if (
+    issues.length > 0 ||
+    controller === undefined ||
+    port === undefined ||
+    host === undefined ||
+    watchStall === undefined
+  )
     throw new ConfigError(issues);
   return {
     cluster: controller.cluster,
@@ -219,6 +246,7 @@ export function loadRelaySettings(
     eventBusName,
     eventBridgeEndpoint,
     port,
+    host,
     leaseWatchStallTimeout: leaseStall ?? defaultLeaseWatchStallTimeout(controller),
     watchStallTimeout: watchStall,
     relayId: podName ?? `${hostname()}_${randomUUID()}`,

@@ -33,6 +33,7 @@ const FLAG_OF_VARIABLE: ReadonlyMap<string, { flag: string; option: keyof RelayO
   [CONFIG_KEYS.cluster.envVar, { flag: '--cluster', option: 'cluster' }],
   [RelayEnv.eventBusName, { flag: '--bus', option: 'bus' }],
   [RelayEnv.eventBridgeEndpoint, { flag: '--endpoint', option: 'endpoint' }],
+  [RelayEnv.host, { flag: '--host', option: 'host' }],
 ]);
 
 /** What starts the relay; tests may pass their own. */
@@ -73,6 +74,7 @@ export async function runRelayCommand(
     ...(options.cluster !== undefined && { [CONFIG_KEYS.cluster.envVar]: options.cluster }),
     ...(options.bus !== undefined && { [RelayEnv.eventBusName]: options.bus }),
     ...(options.endpoint !== undefined && { [RelayEnv.eventBridgeEndpoint]: options.endpoint }),
+    ...(options.host !== undefined && { [RelayEnv.host]: options.host }),
   };
   let running: RunningRelay;
   try {
@@ -82,7 +84,6 @@ export async function runRelayCommand(
       ...(options.kubeconfig !== undefined && { kubeconfig: options.kubeconfig }),
       ...(options.context !== undefined && { context: options.context }),
       ...(options.port !== undefined && { port: options.port }),
-      ...(options.host !== undefined && { host: options.host }),
     });
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
@@ -115,7 +116,8 @@ export const RELAY_HELP = `
 Watches Nodes, node Leases and Pods and publishes Node Changed, Pod Changed and Heartbeat Digest
 events: to the EventBridge bus given by --bus (or NLC_EVENT_BUS_NAME), else as JSON lines on stdout.
 Cluster credentials: --kubeconfig, else the NLC_ cluster credential variables, KUBECONFIG,
-~/.kube/config or the pod's service account. /healthz, /readyz and /metrics are served on --port.
+~/.kube/config or the pod's service account. /healthz, /readyz and /metrics are served on --port,
+on 127.0.0.1 unless --host (or NLC_RELAY_HOST) names another address, e.g. 0.0.0.0 for all.
 Ctrl-C (SIGINT) or SIGTERM stops it gracefully. Settings: relay/settings.ts, docs/events.md.
 
 Examples:
@@ -134,7 +136,7 @@ export function relayCommand(ctx: CommandContext): Command {
     .option('--bus <name>', 'EventBridge bus name or ARN (default: NLC_EVENT_BUS_NAME; none: stdout)')
     .option('--endpoint <url>', 'EventBridge endpoint, e.g. a local bus (default: NLC_EVENTBRIDGE_ENDPOINT)')
     .option('--port <port>', 'port of /healthz, /readyz and /metrics (default: NLC_RELAY_PORT, else 8080)')
-    .option('--host <address>', 'interface of those endpoints (default: all)')
+    .option('--host <address>', 'IP address of those endpoints (default: NLC_RELAY_HOST, else 127.0.0.1)')
     .addHelpText('after', RELAY_HELP)
     .action(async (opts: Record<string, unknown>) => {
       const options = parseOptions(RelayOptionsSchema, opts);

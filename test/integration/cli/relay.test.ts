@@ -5,9 +5,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runRelayCommand } from '../../../cli/commands/relay.js';
+import { runRelayCommand, type StartRelay } from '../../../cli/commands/relay.js';
 import type { CliIo } from '../../../cli/output.js';
 import { startApiServer, type ApiServerHandle } from '../../../local/apiserver/index.js';
+import { runRelay } from '../../../relay/main.js';
 import { runCli } from './helpers.js';
 
 let api: ApiServerHandle;
@@ -37,7 +38,7 @@ async function eventually(condition: () => boolean): Promise<void> {
 }
 
 describe('nlc relay', () => {
-  it('publishes the cluster to stdout until stopped, then exits 0', async () => {
+  it('publishes the cluster to stdout until stopped, then exits 0; its endpoints on 127.0.0.1 by default', async () => {
     let stdout = '';
     const io: CliIo = {
       stdout: { write: (chunk: string) => (stdout += chunk) },
@@ -46,7 +47,13 @@ describe('nlc relay', () => {
       clock: { now: () => Date.now() },
     };
     const stop = new AbortController();
-    const exit = runRelayCommand({ kubeconfig, cluster: 'dev', port: 0, host: '127.0.0.1' }, io, stop.signal);
+    let url = '';
+    const start: StartRelay = async (options) => {
+      const running = await runRelay(options);
+      url = running.http.url;
+      return running;
+    };
+    const exit = runRelayCommand({ kubeconfig, cluster: 'dev', port: 0 }, io, stop.signal, start);
     await eventually(() => stdout.includes('"detail-type":"Node Changed"'));
     const event = stdout
       .split('\n')
@@ -55,6 +62,7 @@ describe('nlc relay', () => {
         (line) => JSON.parse(line) as { source: string; detail: { cluster: string; node: { name: string } } },
       )[0];
     expect(event).toMatchObject({ source: 'nlc.relay', detail: { cluster: 'dev', node: { name: 'a-1' } } });
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     stop.abort();
     expect(await exit).toBe(0);
   });
@@ -73,6 +81,12 @@ describe('nlc relay', () => {
     expect(stderr).toMatch(
       /^error: Invalid configuration \(2 problems\):\n- --cluster: .*\n- --bus: expected an EventBridge bus name or ARN\n$/,
     );
+    const host = await runCli(['relay', '--host', 'relay.example', '--port', '0']);
+    expect(host).toMatchObject({
+      code: 2,
+      stderr:
+        'error: Invalid configuration (1 problem):\n- --host: expected an IP address such as 127.0.0.1 or 0.0.0.0\n',
+    });
     const port = await runCli(['relay', '--port', '70000']);
     expect(port).toMatchObject({
       code: 2,

@@ -130,6 +130,30 @@ describe('runRelay', () => {
   });
 });
 
+describe('the HTTP endpoints', () => {
+  it('listen on 127.0.0.1 unless NLC_RELAY_HOST (or --host) names another address', async () => {
+    const s = (sim = await startSim());
+    const kubeconfig = await kubeconfigFile(s);
+    const start = (env: Record<string, string>) =>
+      runRelay({
+        env: { NLC_CLUSTER: 'test', ...env },
+        kubeconfig,
+        port: 0,
+        leaderElect: false,
+        sink: new RecordingSink(s.scheduler),
+        scheduler: s.scheduler,
+        logger: new MemoryLogger(),
+      });
+    running = await start({});
+    expect(running.http.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    await running.stop();
+    // What infra/relay/deployment.yaml sets, so the kubelet's probes and Prometheus reach the pod.
+    running = await start({ NLC_RELAY_HOST: '0.0.0.0' });
+    expect(running.http.url).toMatch(/^http:\/\/0\.0\.0\.0:\d+$/);
+    expect((await get(`http://127.0.0.1:${running.http.port}/healthz`)).status).toBe(200);
+  });
+});
+
 describe('relay/main.ts', () => {
   it('prints events to stdout without a bus, leads in a pod, and on SIGTERM releases the Lease and exits 0', async () => {
     // The child runs on the system clock; so does this simulator.

@@ -97,6 +97,22 @@ describe('the relay Deployment', () => {
     });
   });
 
+  it("sets the HTTP endpoints' address explicitly, so probes and scraping reach the port they name", () => {
+    const deployment = find('Deployment', 'nlc-relay') as {
+      spec: { template: { spec: { containers: Record<string, unknown>[] } } };
+    };
+    const container = deployment.spec.template.spec.containers[0] as {
+      env: { name: string; value?: string }[];
+      ports: { name: string; containerPort: number }[];
+    };
+    // relay/settings.ts binds 127.0.0.1 unless NLC_RELAY_HOST says otherwise: unreachable from the kubelet.
+    expect(container.env.find((e) => e.name === 'NLC_RELAY_HOST')?.value).toBe('0.0.0.0');
+    const port = container.env.find((e) => e.name === 'NLC_RELAY_PORT')?.value ?? '8080';
+    expect(container.ports).toEqual([expect.objectContaining({ name: 'http', containerPort: Number(port) })]);
+    const service = find('Service', 'nlc-relay') as { spec: { ports: { targetPort: unknown }[] } };
+    expect(service.spec.ports.map((p) => p.targetPort)).toEqual(['http']);
+  });
+
   it('is covered by a PodDisruptionBudget that keeps one replica', () => {
     const pdb = find('PodDisruptionBudget', 'nlc-relay') as {
       spec: { minAvailable: number; selector: unknown };

@@ -14,6 +14,7 @@ describe('loadRelaySettings', () => {
         NLC_EVENT_BUS_NAME: 'nlc-prod',
         NLC_EVENTBRIDGE_ENDPOINT: 'http://127.0.0.1:4010',
         NLC_RELAY_PORT: '9090',
+        NLC_RELAY_HOST: '0.0.0.0',
         NLC_RELAY_LEASE_WATCH_STALL_TIMEOUT: '18s',
         NLC_RELAY_WATCH_STALL_TIMEOUT: '5m',
         NLC_KUBECONFIG: '/etc/nlc/kubeconfig', // the cluster credentials' own variable: not unknown here
@@ -27,6 +28,7 @@ describe('loadRelaySettings', () => {
       eventBusName: 'nlc-prod',
       eventBridgeEndpoint: 'http://127.0.0.1:4010',
       port: 9090,
+      host: '0.0.0.0',
       leaseWatchStallTimeout: 18_000,
       watchStallTimeout: 300_000,
       relayId: 'nlc-relay-6f9c7d8b5-x2k4q',
@@ -34,13 +36,14 @@ describe('loadRelaySettings', () => {
     });
   });
 
-  it('defaults to stdout, port 8080, the upstream monitor period, and a unique identity outside a pod', () => {
+  it('defaults to stdout, port 8080 on 127.0.0.1, the upstream monitor period, and a unique identity outside a pod', () => {
     const settings = loadRelaySettings({});
     expect(settings).toMatchObject({
       cluster: 'default',
       nodeMonitorPeriod: 5_000,
       eventBusName: undefined,
       port: 8080,
+      host: '127.0.0.1',
       podNamespace: undefined,
     });
     expect(settings.relayId).toMatch(/^.+_[0-9a-f-]{36}$/);
@@ -53,6 +56,7 @@ describe('loadRelaySettings', () => {
       NLC_EVENT_BUS_NAME: 'no spaces allowed',
       NLC_EVENTBRIDGE_ENDPOINT: 'ftp://x',
       NLC_RELAY_PORT: '70000',
+      NLC_RELAY_HOST: 'relay.example',
       NLC_NODE_MONITOR_PERID: '5s',
       POD_NAMESPACE: 'Not-A-Namespace',
     };
@@ -65,6 +69,7 @@ describe('loadRelaySettings', () => {
         'NLC_EVENTBRIDGE_ENDPOINT',
         'NLC_EVENT_BUS_NAME',
         'NLC_NODE_MONITOR_PERID',
+        'NLC_RELAY_HOST',
         'NLC_RELAY_PORT',
         'POD_NAMESPACE',
       ]);
@@ -72,6 +77,13 @@ describe('loadRelaySettings', () => {
     // Every event carries the cluster name: shared/config.ts holds it to the contract's DNS-1123 label.
     expect(() => loadRelaySettings({ NLC_CLUSTER: 'Prod_1' })).toThrow(
       /NLC_CLUSTER: expected 1 to 63 lowercase/,
+    );
+  });
+
+  it('takes the bind address from --host over NLC_RELAY_HOST, and only as an IP address', () => {
+    expect(loadRelaySettings({ NLC_RELAY_HOST: '0.0.0.0' }, { host: '::1' }).host).toBe('::1');
+    expect(() => loadRelaySettings({}, { host: 'localhost' })).toThrow(
+      '--host: expected an IP address such as 127.0.0.1 or 0.0.0.0',
     );
   });
 
@@ -88,6 +100,7 @@ describe('loadRelaySettings', () => {
       'NLC_EVENT_BUS_NAME',
       'NLC_EVENTBRIDGE_ENDPOINT',
       'NLC_RELAY_PORT',
+      'NLC_RELAY_HOST',
       'NLC_RELAY_LEASE_WATCH_STALL_TIMEOUT',
       'NLC_RELAY_WATCH_STALL_TIMEOUT',
     ]);
