@@ -156,42 +156,102 @@ function checkValue(value: unknown, type: string, path: string): ManifestIssue[]
  * const issues = validateManifests(await loadManifests(['infra/relay']));
  */
 export function validateManifests(manifests: readonly LoadedManifest[]): ManifestIssue[] {
-  return manifests.flatMap(({ file, index, object }) => {
-    const where = `${file}#${index}`;
-    const head = KindedObject.safeParse(object);
-    if (!head.success) {
-      return head.error.issues.map((issue) => ({
-        path: `${where}: ${issue.path.map(String).join('.')}`,
-        message: issue.message,
-      }));
-    }
-    const { kind, apiVersion, metadata } = head.data;
-    const label = `${where} ${kind}/${metadata.name}`;
-    const expected = KINDS[kind];
-    if (expected === undefined) return [{ path: label, message: `kind ${kind} is not one infra/ may hold` }];
-    const issues: ManifestIssue[] = [];
-    if (apiVersion !== expected) {
-      issues.push({ path: `${label}: apiVersion`, message: `${kind} is ${expected}, not ${apiVersion}` });
-    }
-    if (CLUSTER_SCOPED.has(kind) && metadata.namespace !== undefined) {
-      issues.push({ path: `${label}: metadata.namespace`, message: `${kind} is cluster-scoped` });
-    }
-    if (!CLUSTER_SCOPED.has(kind) && metadata.namespace === undefined) {
-      issues.push({
-        path: `${label}: metadata.namespace`,
-        message: `${kind} is namespaced: name its namespace`,
-      });
-    }
-    // The schema of the right version, also when the manifest names a wrong one (reported above).
-    const model = `${expected.split('/').at(-1)?.replace(/^v/, 'V') ?? ''}${kind}`;
-    return [
-      ...issues,
-      ...checkValue(object, model, kind).map((issue) => ({
-        path: `${label}: ${issue.path}`,
-        message: issue.message,
-      })),
-    ];
+  return [...manifests.flatMap(validateManifest), ...checkRbac(manifests)];
+}
+
+function validateManifest({ file, index, object }: LoadedManifest): ManifestIssue[] {
+  const where = `${file}#${index}`;
+  const head = KindedObject.safeParse(object);
+  if (!head.success) {
+    return head.error.issues.map((issue) => ({
+      path: `${where}: ${issue.path.map(String).join('.')}`,
+      message: issue.message,
+    }));
+  }
+  const { kind, apiVersion, metadata } = head.data;
+  const label = `${where} ${kind}/${metadata.name}`;
+  const expected = KINDS[kind];
+  if (expected === undefined) return [{ path: label, message: `kind ${kind} is not one infra/ may hold` }];
+  const issues: ManifestIssue[] = [];
+  if (apiVersion !== expected) {
+    issues.push({ path: `${label}: apiVersion`, message: `${kind} is ${expected}, not ${apiVersion}` });
+  }
+  if (CLUSTER_SCOPED.has(kind) && metadata.namespace !== undefined) {
+    issues.push({ path: `${label}: metadata.namespace`, message: `${kind} is cluster-scoped` });
+  }
+  if (!CLUSTER_SCOPED.has(kind) && metadata.namespace === undefined) {
+    issues.push({
+      path: `${label}: metadata.namespace`,
+      message: `${kind} is namespaced: name its namespace`,
+    });
+  }
+  // The schema of the right version, also when the manifest names a wrong one (reported above).
+  const model = `${expected.split('/').at(-1)?.replace(/^v/, 'V') ?? ''}${kind}`;
+  return [
+    ...issues,
+    ...checkValue(object, model, kind).map((issue) => ({
+      path: `${label}: ${issue.path}`,
+      message: issue.message,
+    })),
+  ];
+}
+
+const RbacRule = z.looseObject({
+  verbs: z.array(z.string()).optional(),
+  resourceNames: z.array(z.string()).optional(),
+});
+const RbacObject = z.looseObject({
+  kind: z.string(),
+  metadata: z.looseObject({ name: z.string(), namespace: z.string().optional() }),
+  rules: z.array(RbacRule).optional(),
+  roleRef: z.looseObject({ kind: z.string(), name: z.string() }).optional(),
+});
+
+/** Verbs whose requests carry no object name, so a rule with resourceNames never allows them. */
+const UNNAMED_VERBS = new Set(['create', 'deletecollection']);
+
+/**
+ * What the API server accepts but never does what it says: a rule that restricts `create` (or
+ * `deletecollection`) to resourceNames allows nothing, and a RoleBinding whose Role is not in its own
+ * namespace grants nothing. Both fail only at run time, as a 403 (a relay that cannot create its Lease).
+ */
+function checkRbac(manifests: readonly LoadedManifest[]): ManifestIssue[] {
+  const issues: ManifestIssue[] = [];
+  const objects = manifests.flatMap(({ file, index, object }) => {
+    const parsed = RbacObject.safeParse(object);
+    return parsed.success ? [{ where: `${file}#${index}`, object: parsed.data }] : [];
   });
+  const roles = new Set(
+    objects
+      .filter(({ object }) => object.kind === 'Role')
+      .map(({ object }) => `${object.metadata.namespace ?? ''}/${object.metadata.name}`),
+  );
+  for (const { where, object } of objects) {
+    const label = `${where} ${object.kind}/${object.metadata.name}`;
+    if (object.kind === 'Role' || object.kind === 'ClusterRole') {
+      for (const [i, rule] of (object.rules ?? []).entries()) {
+        if ((rule.resourceNames ?? []).length === 0) continue;
+        for (const verb of rule.verbs ?? []) {
+          if (UNNAMED_VERBS.has(verb)) {
+            issues.push({
+              path: `${label}: ${object.kind}.rules[${i}].verbs`,
+              message: `${verb} requests name no object, so resourceNames never allow them: give ${verb} a rule without resourceNames`,
+            });
+          }
+        }
+      }
+    }
+    if (object.kind === 'RoleBinding' && object.roleRef?.kind === 'Role') {
+      const namespace = object.metadata.namespace ?? '';
+      if (!roles.has(`${namespace}/${object.roleRef.name}`)) {
+        issues.push({
+          path: `${label}: RoleBinding.roleRef`,
+          message: `no Role ${object.roleRef.name} in namespace ${namespace}: a RoleBinding grants only a Role of its own namespace`,
+        });
+      }
+    }
+  }
+  return issues;
 }
 
 /**

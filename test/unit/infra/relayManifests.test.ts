@@ -9,6 +9,8 @@ import {
   validateManifests,
   type LoadedManifest,
 } from '../../../scripts/validate-manifests.js';
+import { NodeLeaseNamespace } from '../../../relay/informers.js';
+import { RelayLeaseName } from '../../../relay/main.js';
 
 const infra = (path: string): string => fileURLToPath(new URL(`../../../infra/${path}`, import.meta.url));
 
@@ -124,33 +126,71 @@ describe('the relay Deployment', () => {
 });
 
 describe('the relay RBAC', () => {
-  it('reads nodes, pods and leases cluster-wide and writes nothing there', () => {
+  /** The Lease verbs a relay source file calls on its API client (read → get, replace → update, …). */
+  async function leaseVerbsOf(file: string): Promise<string[]> {
+    const source = await readFile(fileURLToPath(new URL(`../../../relay/${file}`, import.meta.url)), 'utf8');
+    const verbOf: Record<string, string> = { read: 'get', create: 'create', replace: 'update', list: 'list' };
+    const verbs = [...source.matchAll(/\.(\w+)NamespacedLease\(/g)].map((m) => verbOf[m[1] ?? ''] ?? m[1]);
+    if (
+      /watchPath: `\/apis\/coordination\.k8s\.io\/v1\/namespaces\/\$\{NodeLeaseNamespace\}\/leases`/.test(
+        source,
+      )
+    )
+      verbs.push('watch');
+    return [...new Set(verbs)].sort() as string[];
+  }
+
+  it('reads nodes and pods cluster-wide, and no Lease and nothing else there', () => {
     const role = find('ClusterRole', 'nlc-relay') as { rules: Rule[] };
     expect(role.rules).toEqual([
       { apiGroups: [''], resources: ['nodes', 'pods'], verbs: ['get', 'list', 'watch'] },
-      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'watch'] },
     ]);
   });
 
-  it('creates and updates leases for leader election only in its own namespace', () => {
+  it('lists and watches Leases only in kube-node-lease, with the verbs the lease informer uses', async () => {
+    const role = find('Role', 'nlc-relay-node-leases') as { metadata: { namespace: string }; rules: Rule[] };
+    expect(role.metadata.namespace).toBe(NodeLeaseNamespace);
+    expect(role.rules).toEqual([
+      {
+        apiGroups: ['coordination.k8s.io'],
+        resources: ['leases'],
+        verbs: await leaseVerbsOf('informers.ts'),
+      },
+    ]);
+    expect(role.rules[0]?.verbs).toEqual(['list', 'watch']);
+  });
+
+  it('reads and renews only its own Lease, in its own namespace, and may create Leases there', async () => {
     const role = find('Role', 'nlc-relay-leader-election') as {
       metadata: { namespace: string };
-      rules: Rule[];
+      rules: (Rule & { resourceNames?: string[] })[];
     };
     expect(role.metadata.namespace).toBe('nlc-system');
+    // create names no object, so it cannot be limited to one name (scripts/validate-manifests.ts).
     expect(role.rules).toEqual([
-      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
+      {
+        apiGroups: ['coordination.k8s.io'],
+        resources: ['leases'],
+        resourceNames: [RelayLeaseName],
+        verbs: ['get', 'update'],
+      },
     ]);
+    const granted = role.rules.flatMap((r) => r.verbs).sort();
+    expect(granted).toEqual(await leaseVerbsOf('leaderElection.ts'));
   });
 
   it.each([
-    ['ClusterRoleBinding', 'nlc-relay', 'ClusterRole'],
-    ['RoleBinding', 'nlc-relay-leader-election', 'Role'],
-  ])('%s %s binds the %s to the relay service account', (kind, name, roleKind) => {
-    expect(find(kind, name)).toMatchObject({
+    ['ClusterRoleBinding', 'nlc-relay', 'ClusterRole', 'nlc-system'],
+    ['RoleBinding', 'nlc-relay-node-leases', 'Role', NodeLeaseNamespace],
+    ['RoleBinding', 'nlc-relay-leader-election', 'Role', 'nlc-system'],
+  ])('%s %s binds the %s to the relay service account', (kind, name, roleKind, namespace) => {
+    const binding = find(kind, name);
+    expect(binding).toMatchObject({
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: roleKind, name },
       subjects: [{ kind: 'ServiceAccount', name: 'nlc-relay', namespace: 'nlc-system' }],
     });
+    if (kind === 'RoleBinding') expect(binding).toMatchObject({ metadata: { namespace } });
   });
 });
 

@@ -23,6 +23,16 @@ describe('validateManifests', () => {
     ]);
   });
 
+  it('reports RBAC that is schema-valid but grants less than it says', async () => {
+    const issues = validateManifests(await loadManifests([fixture('bad-rbac.yaml')]));
+    expect(issues.map((issue) => `${issue.path.replace(/^.*bad-rbac\.yaml/, '')}: ${issue.message}`)).toEqual(
+      [
+        '#0 Role/leader: Role.rules[0].verbs: create requests name no object, so resourceNames never allow them: give create a rule without resourceNames',
+        '#1 RoleBinding/leader: RoleBinding.roleRef: no Role leader in namespace team-b: a RoleBinding grants only a Role of its own namespace',
+      ],
+    );
+  });
+
   it('reports a document without kind or name', () => {
     const issues = validateManifests([
       { file: 'x.yaml', index: 0, object: { apiVersion: 'v1', metadata: {} } },
