@@ -1,9 +1,11 @@
 // Who talks to the simulated API server, with the RBAC rules the deployment gives them (read from the
-// manifests in infra/), so a run also proves the ClusterRoles allow every call the controller and the
-// relay make: a missing verb fails with 403 here as it would on a real cluster.
+// manifests in infra/), so a run also proves the roles allow every call the controller and the relay
+// make: a missing verb fails with 403 here as it would on a real cluster. A subject's rules are those of
+// the ClusterRoles its ClusterRoleBindings grant (every namespace) and of the Roles its RoleBindings
+// grant (their own namespace only).
 //
 // The controller's identity is also how the simulator tells the controller's writes from the simulated
-// kubelets' (SCENARIOS.md "Output": "observed from the API simulator").
+// kubelets' (docs/simulate.md "Output": "observed from the API simulator").
 import { readFile } from 'node:fs/promises';
 import { parseAllDocuments } from 'yaml';
 import { z } from 'zod';
@@ -19,35 +21,84 @@ const RelayRoleUrl = new URL('../../infra/relay/rbac.yaml', import.meta.url);
 
 const Verb = z.enum(['get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'deletecollection', '*']);
 
-const ClusterRole = z.object({
-  kind: z.literal('ClusterRole'),
-  metadata: z.object({ name: z.string() }),
-  rules: z.array(
-    z.object({
-      apiGroups: z.array(z.string()).optional(),
-      resources: z.array(z.string()),
-      verbs: z.array(Verb),
-      resourceNames: z.array(z.string()).optional(),
-    }),
-  ),
+const Rules = z.array(
+  z.object({
+    apiGroups: z.array(z.string()).optional(),
+    resources: z.array(z.string()),
+    verbs: z.array(Verb),
+    resourceNames: z.array(z.string()).optional(),
+  }),
+);
+
+const RoleDoc = z.object({
+  kind: z.enum(['ClusterRole', 'Role']),
+  metadata: z.object({ name: z.string(), namespace: z.string().optional() }),
+  rules: Rules,
 });
+
+const BindingDoc = z.object({
+  kind: z.enum(['ClusterRoleBinding', 'RoleBinding']),
+  metadata: z.object({ name: z.string(), namespace: z.string().optional() }),
+  roleRef: z.object({ kind: z.enum(['ClusterRole', 'Role']), name: z.string() }),
+  subjects: z.array(z.object({ kind: z.string(), name: z.string(), namespace: z.string().optional() })),
+});
+
+function toPolicyRules(rules: z.output<typeof Rules>, namespace?: string): PolicyRule[] {
+  return rules.map((rule) => ({
+    verbs: rule.verbs,
+    resources: rule.resources,
+    ...(rule.apiGroups !== undefined && { apiGroups: rule.apiGroups }),
+    ...(rule.resourceNames !== undefined && { resourceNames: rule.resourceNames }),
+    ...(namespace !== undefined && { namespaces: [namespace] }),
+  }));
+}
 
 /** The rules of the ClusterRole `name` in a (multi-document) manifest. */
 export function clusterRoleRules(text: string, name: string): PolicyRule[] {
   for (const doc of parseAllDocuments(text)) {
-    const role = ClusterRole.safeParse(doc.toJS());
-    if (!role.success || role.data.metadata.name !== name) continue;
-    return role.data.rules.map((rule) => ({
-      verbs: rule.verbs,
-      resources: rule.resources,
-      ...(rule.apiGroups !== undefined && { apiGroups: rule.apiGroups }),
-      ...(rule.resourceNames !== undefined && { resourceNames: rule.resourceNames }),
-    }));
+    const role = RoleDoc.safeParse(doc.toJS());
+    if (!role.success || role.data.kind !== 'ClusterRole' || role.data.metadata.name !== name) continue;
+    return toPolicyRules(role.data.rules);
   }
   throw new TypeError(`no ClusterRole ${JSON.stringify(name)} in the manifest`);
 }
 
-/** The controller's and the relay's identities, each with its deployed ClusterRole. */
+/**
+ * Every rule the manifest's bindings grant the user `system:serviceaccount:<namespace>:<name>`: its
+ * ClusterRoles cluster-wide, its Roles in their namespace. Throws when it is granted nothing.
+ */
+export function subjectRules(text: string, user: string): PolicyRule[] {
+  const docs = parseAllDocuments(text).map((d) => d.toJS() as unknown);
+  const roles = docs.flatMap((d) => {
+    const role = RoleDoc.safeParse(d);
+    return role.success ? [role.data] : [];
+  });
+  const rules: PolicyRule[] = [];
+  for (const d of docs) {
+    const binding = BindingDoc.safeParse(d);
+    if (!binding.success) continue;
+    const { metadata, roleRef, subjects, kind } = binding.data;
+    const bound = subjects.some(
+      (s) => s.kind === 'ServiceAccount' && `system:serviceaccount:${s.namespace ?? ''}:${s.name}` === user,
+    );
+    if (!bound) continue;
+    // A RoleBinding grants in its own namespace, whatever the role's kind; a ClusterRoleBinding everywhere.
+    const namespace = kind === 'RoleBinding' ? metadata.namespace : undefined;
+    const role = roles.find(
+      (r) =>
+        r.kind === roleRef.kind &&
+        r.metadata.name === roleRef.name &&
+        (r.kind === 'ClusterRole' || r.metadata.namespace === metadata.namespace),
+    );
+    if (role === undefined)
+      throw new TypeError(`${kind} ${metadata.name}: no ${roleRef.kind} ${roleRef.name}`);
+    rules.push(...toPolicyRules(role.rules, namespace));
+  }
+  if (rules.length === 0) throw new TypeError(`the manifest grants ${user} nothing`);
+  return rules;
+}
+
+/** The controller's and the relay's identities, each with what its deployed roles grant it. */
 export async function simulatorIdentities(): Promise<{ controller: Identity; relay: Identity }> {
   const [controllerRole, relayRole] = await Promise.all([
     readFile(ControllerRoleUrl, 'utf8'),
@@ -59,6 +110,6 @@ export async function simulatorIdentities(): Promise<{ controller: Identity; rel
       token: 'nlc-simulate-controller',
       rules: clusterRoleRules(controllerRole, 'nlc-node-lifecycle-controller'),
     },
-    relay: { name: RelayUser, token: 'nlc-simulate-relay', rules: clusterRoleRules(relayRole, 'nlc-relay') },
+    relay: { name: RelayUser, token: 'nlc-simulate-relay', rules: subjectRules(relayRole, RelayUser) },
   };
 }
