@@ -180,6 +180,23 @@ export function tryUpdateNodeHealth(
     // Without heartbeatIsProbe the saved status still follows the node (what upstream stores), and the
     // probe stays where the digest put it.
     nodeHealth = replaced(transitionTime, heartbeatIsProbe ? now : nodeHealth.probeTimestamp);
+  } else if (
+    !heartbeatIsProbe &&
+    savedCondition !== undefined &&
+    currentReadyCondition !== undefined &&
+    !semanticallyEqual(currentReadyCondition, savedCondition)
+  ) {
+    // Same heartbeat, another Ready condition: a writer that keeps the heartbeat changed it (this
+    // controller, in an attempt whose commit failed after its status write). Upstream's saved status is
+    // its informer's object, always current; without this the saved Ready stays what it was, for good
+    // (pod-processing decides on it). The probe stays where the digest put it.
+    const transitionTime = sameTime(
+      savedCondition.lastTransitionTime,
+      currentReadyCondition.lastTransitionTime,
+    )
+      ? nodeHealth.readyTransitionTimestamp
+      : now;
+    nodeHealth = { ...replaced(transitionTime, nodeHealth.probeTimestamp), lease: nodeHealth.lease };
   }
 
   // A renewed lease always advances the probe. So a kubelet that never posts status but keeps

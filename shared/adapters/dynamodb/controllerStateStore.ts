@@ -279,13 +279,16 @@ export class DynamoDbControllerStateStore implements ControllerStateStore {
       metaEqual(loaded.meta, after.meta);
     if (unchanged) return { ...loaded, state };
 
-    // The fence: claim the cluster row before writing anything else.
-    const { version: metaVersion, at: committedAt } = await this.claimMeta(
-      cluster,
-      loaded.versions.meta,
-      after.meta,
-      signal,
-    );
+    // The fence: claim the cluster row before writing anything else, so of two monitors that loaded
+    // the same state only one writes. But "processed" (lastSequence and the rest of the new meta) is
+    // recorded only after the rows it stands for: a pass whose rows only partly land is not recorded,
+    // and its retry (the same digest, still newer) redoes it from a fresh load. With rows to write, the
+    // fence keeps the old meta (one more write); a pass that writes only the cluster row needs no fence.
+    const rowWrites = healthWrites.length + zoneStateWrites.length + queueWrites.length;
+    let fenced = loaded.versions.meta;
+    if (rowWrites > 0) {
+      fenced = (await this.claimMeta(cluster, loaded.versions.meta, loaded.meta, signal, 'fence')).version;
+    }
 
     const health = new Map(loaded.versions.health);
     await forEachLimit(healthWrites, ctx.settings.writeConcurrency, async (w) => {
@@ -309,6 +312,14 @@ export class DynamoDbControllerStateStore implements ControllerStateStore {
       zoneQueues.set(zone, written.queue);
       queueVersions.set(zone, versionOf(written.snapshot));
     }
+
+    // Processed: only now, after every row of the pass.
+    const { version: metaVersion, at: committedAt } = await this.claimMeta(
+      cluster,
+      fenced,
+      after.meta,
+      signal,
+    );
 
     return {
       cluster,
@@ -372,6 +383,7 @@ export class DynamoDbControllerStateStore implements ControllerStateStore {
     expected: number,
     meta: ClusterMeta,
     signal: AbortSignal | undefined,
+    phase: 'fence' | 'processed' = 'processed',
   ): Promise<{ version: number; at: number }> {
     const { ctx } = this;
     const now = ctx.clock.now();
@@ -380,6 +392,14 @@ export class DynamoDbControllerStateStore implements ControllerStateStore {
       expected === 0
         ? `attribute_not_exists(${e.n('metaVersion')})`
         : `${e.n('metaVersion')} = ${e.v(expected)}`;
+    const key = { cluster, zone: ClusterRowKey };
+    if (phase === 'fence') {
+      // Moves only the version (and when): updatedAtMs stays the last processed digest's, which the
+      // drainer pairs with lastObservedAt to read the relay's clock.
+      const fence = e.update({ metaVersion: expected + 1, commitStartedAtMs: now });
+      await this.update(ctx.tables.zones, key, fence, metaVersionUnchanged, e, signal);
+      return { version: expected + 1, at: now };
+    }
     const update = e.update({
       metaVersion: expected + 1,
       lastSequence: meta.lastSequence,
@@ -393,7 +413,6 @@ export class DynamoDbControllerStateStore implements ControllerStateStore {
       updatedAt: isoString(now),
       updatedAtMs: now,
     });
-    const key = { cluster, zone: ClusterRowKey };
     await this.update(ctx.tables.zones, key, update, metaVersionUnchanged, e, signal);
     return { version: expected + 1, at: now };
   }

@@ -80,7 +80,8 @@ describe('ControllerStateStore', () => {
       const { committedAt, ...stored } = loaded.meta;
       expect(stored).toEqual(meta(1, scenario.now));
       expect(committedAt).toBeTypeOf('number');
-      expect(loaded.versions).toMatchObject({ meta: 1 });
+      // A commit with rows fences the cluster row first, then records the digest processed last.
+      expect(loaded.versions).toMatchObject({ meta: 2 });
       expect(committed.versions.health).toEqual(loaded.versions.health);
       const gauges = scenario.harness.last?.disruption.gauges ?? [];
       expect(loaded.zones).toEqual(new Map(gauges.map(({ zone, ...g }) => [zone, g])));
@@ -97,7 +98,7 @@ describe('ControllerStateStore', () => {
     db.commands.reset();
     loaded = await stores.controllerState.commit(loaded, { state: pass.state, meta: meta(2, now) });
     expect(Object.fromEntries(db.commands.counts)).toEqual({ UpdateItem: 1 });
-    expect(loaded.versions.meta).toBe(2);
+    expect(loaded.versions.meta).toBe(3); // the seed's commit took 2 (its fence, then processed)
 
     // One node reports Ready=False: its health row and its zone queue change, nothing else.
     const later = now + 5_000;
@@ -108,12 +109,13 @@ describe('ControllerStateStore', () => {
     db.commands.reset();
     const before = stores.capacity.snapshot();
     loaded = await stores.controllerState.commit(loaded, { state: second.state, meta: meta(3, later) });
-    // meta + n2b's health row; the queue: claim + entry row + clear of the redo log.
-    expect(db.commands.get('UpdateItem')).toBe(4);
+    // The meta fence, n2b's health row, the queue (claim + entry row + clear of the redo log), then the
+    // meta recording the digest processed.
+    expect(db.commands.get('UpdateItem')).toBe(5);
     expect(db.commands.get('PutItem')).toBe(1);
-    expect(db.commands.writes()).toBe(5);
+    expect(db.commands.writes()).toBe(6);
     const used = stores.capacity.snapshot();
-    expect(used.writeUnits - before.writeUnits).toBeGreaterThanOrEqual(5);
+    expect(used.writeUnits - before.writeUnits).toBeGreaterThanOrEqual(6);
     expect(loaded.state.zoneQueues.get('region1:\x00:zone2')?.queue.map((v) => v.value)).toContain('n2b');
   });
 

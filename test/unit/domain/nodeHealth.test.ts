@@ -564,6 +564,25 @@ describe('tryUpdateNodeHealth branches', () => {
         });
       });
 
+      it('a Ready condition changed under the same heartbeat (an earlier attempt wrote it): the saved status follows', () => {
+        // The status write landed, its commit did not: the retry reads the node already Unknown.
+        const unknown = {
+          ...ready('Unknown', t0 - 5 * MINUTE, t0 - 2 * SECOND),
+          reason: 'NodeStatusUnknown',
+        };
+        const node = node0(created, [unknown]);
+        const r = tryUpdateNodeHealth(node, lease(t0 - 55 * SECOND), saved, t0, config, {
+          heartbeatIsProbe: false,
+        });
+        expect(r.statusUpdate).toBeUndefined(); // Ready is Unknown already: nothing to write
+        expect(r.nodeHealth.status.find((c) => c.type === 'Ready')).toStrictEqual(unknown);
+        expect(r.nodeHealth.probeTimestamp).toBe(t0 - 55 * SECOND);
+        expect(r.nodeHealth.readyTransitionTimestamp).toBe(t0);
+        // Upstream keeps its saved status here (its informer's copy is the node's).
+        const upstream = tryUpdateNodeHealth(node, lease(t0 - 55 * SECOND), saved, t0, config);
+        expect(upstream.nodeHealth.status).toStrictEqual(saved.status);
+      });
+
       it('first sight is still a fresh probe (upstream: a controller that starts gives a full grace period)', () => {
         const node = node0(created, [ready('True', t0 - HOUR, t0 - HOUR)]);
         const r = tryUpdateNodeHealth(node, undefined, undefined, t0, config, { heartbeatIsProbe: false });
