@@ -1,10 +1,17 @@
 // The Decisions audit trail: one row per decision, partitioned by `cluster#subject`, sorted by
 // `<ISO time>#<source>#<index>`, so `nlc explain NODE` is one Query, newest first. Rows expire through
-// the table's TTL (`expiresAt`, default 14 days after they were written). Keys are deterministic, so a
-// retried invocation rewrites the same rows instead of duplicating them.
+// the table's TTL (`expiresAt`, default 14 days after they were written).
+//
+// Append-only: each row is one PutItem conditional on its key not existing, and the functions' roles
+// may call nothing else on the table (serverless.yml; no UpdateItem, DeleteItem or BatchWriteItem,
+// which takes no condition). Keys are deterministic, so a retried invocation appends the same rows
+// again: a row that already holds the same decision is success (appends are idempotent). A different
+// decision under an existing key (a retry that decided otherwise) is kept too, under its key plus a
+// digest of its content, instead of overwriting the first.
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { BatchWriteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { StoreError } from '../../errors.js';
+import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { VersionConflictError, type StoreItemRef } from '../../errors.js';
 import type {
   DecisionQuery,
   DecisionRecord,
@@ -12,12 +19,17 @@ import type {
   StoreCallOptions,
   StoredDecision,
 } from '../../ports/stores.js';
-import { backoffMs, pause, request, type DynamoContext } from './client.js';
+import { forEachLimit, request, type DynamoContext } from './client.js';
 import { checkClusterName, encodeInstant, InstantSchema, isoString } from './codec.js';
 import { expiresAt, parseItem } from './items.js';
 
-/** BatchWriteItem takes at most 25 requests. */
-const BATCH_SIZE = 25;
+/**
+ * Conditional puts in flight at once. A pass appends a handful of rows per decision; a large pass
+ * (hundreds of rows) costs ceil(n / 8) round trips, and the same write units as a batch would.
+ */
+export const DECISION_APPEND_CONCURRENCY = 8;
+/** The attribute appends hold absent: the partition key, present in every stored row. */
+const KEY_ATTRIBUTE = 'clusterNode';
 
 const DecisionItemSchema = z.object({
   cluster: z.string(),
@@ -62,9 +74,7 @@ export class DynamoDbDecisionStore implements DecisionStore {
       ...(r.dryRun !== undefined && { dryRun: r.dryRun }),
       expiresAt: ttl,
     }));
-    for (let i = 0; i < items.length; i += BATCH_SIZE) {
-      await this.writeBatch(items.slice(i, i + BATCH_SIZE), opts.signal);
-    }
+    await forEachLimit(items, DECISION_APPEND_CONCURRENCY, (item) => this.appendOne(item, opts.signal));
   }
 
   async query(
@@ -124,41 +134,142 @@ export class DynamoDbDecisionStore implements DecisionStore {
     return found;
   }
 
-  /** One BatchWriteItem, re-sending UnprocessedItems with backoff until none are left. */
-  private async writeBatch(
-    items: readonly Record<string, unknown>[],
+  /**
+   * Appends one row. An existing row under its key is the same decision appended again (success), or
+   * a different one: then this one is appended under the key plus a digest of its content.
+   */
+  private async appendOne(item: DecisionItem, signal: AbortSignal | undefined): Promise<void> {
+    const existing = await this.putIfAbsent(item, signal);
+    if (existing === undefined || sameDecision(existing, item)) return;
+    // A row under the digest key can only hold this very decision: a conflict there is a re-append.
+    await this.putIfAbsent({ ...item, timeSeq: `${item.timeSeq}#${contentDigest(item)}` }, signal);
+  }
+
+  /** Puts `item` unless its key exists; returns the existing row then (undefined once written). */
+  private async putIfAbsent(
+    item: DecisionItem,
     signal: AbortSignal | undefined,
-  ): Promise<void> {
+  ): Promise<Record<string, unknown> | undefined> {
     const { ctx } = this;
     const table = ctx.tables.decisions;
-    const ref = { table };
-    let pending: NonNullable<ConstructorParameters<typeof BatchWriteCommand>[0]['RequestItems']>[string] =
-      items.map((Item) => ({ PutRequest: { Item } }));
-    for (let attempt = 0; pending.length > 0; attempt++) {
-      if (attempt >= ctx.settings.batchAttempts) {
-        throw new StoreError(
-          ref,
-          'throttled',
-          `${pending.length} decisions still unprocessed after ${attempt} BatchWriteItem attempts`,
-        );
-      }
-      if (attempt > 0) await pause(backoffMs(ctx.settings, attempt - 1), ref, signal);
-      const requestItems = pending;
-      const output = await request(
+    const ref: StoreItemRef = { table, key: { clusterNode: item.clusterNode, timeSeq: item.timeSeq } };
+    try {
+      await request(
         ctx,
-        'BatchWriteItem',
+        'PutItem',
         ref,
         (abortSignal) =>
           ctx.doc.send(
-            new BatchWriteCommand({
-              RequestItems: { [table]: requestItems },
+            new PutCommand({
+              TableName: table,
+              Item: item,
+              ConditionExpression: 'attribute_not_exists(#key)',
+              ExpressionAttributeNames: { '#key': KEY_ATTRIBUTE },
+              // DynamoDB returns the existing row with the failure: no read, and no GetItem permission.
+              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
               ReturnConsumedCapacity: 'TOTAL',
             }),
             { abortSignal },
           ),
         signal,
       );
-      pending = output.UnprocessedItems?.[table] ?? [];
+      return undefined;
+    } catch (error) {
+      if (!(error instanceof VersionConflictError)) throw error;
+      return returnedItem(error.cause) ?? (await this.read(ref, signal));
     }
   }
+
+  /**
+   * The row under `ref`, for DynamoDB emulators that return no item with a failed condition
+   * (dynalite). DynamoDB itself always does, so this read never runs against AWS, where the functions'
+   * roles have no GetItem on the table.
+   */
+  private async read(ref: StoreItemRef, signal: AbortSignal | undefined): Promise<Record<string, unknown>> {
+    const { ctx } = this;
+    const output = await request(
+      ctx,
+      'GetItem',
+      ref,
+      (abortSignal) =>
+        ctx.doc.send(
+          new GetCommand({
+            TableName: ref.table,
+            Key: ref.key,
+            ConsistentRead: true,
+            ReturnConsumedCapacity: 'TOTAL',
+          }),
+          { abortSignal },
+        ),
+      signal,
+    );
+    // Rows are never deleted by the functions; TTL may have removed it since: nothing to compare.
+    return output.Item ?? {};
+  }
+}
+
+type DecisionItem = Readonly<Record<string, unknown>> & {
+  readonly clusterNode: string;
+  readonly timeSeq: string;
+};
+
+/** The same decision: every attribute equal except `expiresAt`, which a later append computes afresh. */
+function sameDecision(stored: Readonly<Record<string, unknown>>, item: DecisionItem): boolean {
+  return canonicalJson(withoutExpiry(stored)) === canonicalJson(withoutExpiry(item));
+}
+
+function withoutExpiry(row: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const { expiresAt: _expiresAt, ...rest } = row;
+  return rest;
+}
+
+/** A short digest of a decision's content (without its expiry): the suffix of a second key. */
+function contentDigest(item: DecisionItem): string {
+  return createHash('sha256')
+    .update(canonicalJson(withoutExpiry(item)))
+    .digest('hex')
+    .slice(0, 12);
+}
+
+/** JSON with object keys sorted at every depth. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (typeof value === 'object' && value !== null) {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/**
+ * The row a ConditionalCheckFailedException carries (ReturnValuesOnConditionCheckFailure ALL_OLD), as
+ * plain values. The DocumentClient converts outputs, not errors, so the item is still in DynamoDB's
+ * attribute-value form; decision rows hold only S, N, BOOL, NULL, M and L values.
+ */
+function returnedItem(cause: unknown): Record<string, unknown> | undefined {
+  if (typeof cause !== 'object' || cause === null) return undefined;
+  const item: unknown = Reflect.get(cause, 'Item');
+  if (typeof item !== 'object' || item === null) return undefined;
+  return Object.fromEntries(
+    Object.entries(item as Record<string, unknown>).map(([k, v]) => [k, fromAttributeValue(v)]),
+  );
+}
+
+function fromAttributeValue(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null) return value;
+  const av = value as { S?: string; N?: string; BOOL?: boolean; NULL?: boolean; M?: unknown; L?: unknown };
+  if (av.S !== undefined) return av.S;
+  if (av.N !== undefined) return Number(av.N);
+  if (av.BOOL !== undefined) return av.BOOL;
+  if (av.NULL !== undefined) return null;
+  if (Array.isArray(av.L)) return av.L.map(fromAttributeValue);
+  if (typeof av.M === 'object' && av.M !== null) {
+    return Object.fromEntries(
+      Object.entries(av.M as Record<string, unknown>).map(([k, v]) => [k, fromAttributeValue(v)]),
+    );
+  }
+  // A type decision rows never hold (sets, binary): kept as is, so it compares unequal.
+  return value;
 }

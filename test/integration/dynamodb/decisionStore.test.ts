@@ -1,4 +1,5 @@
-// DecisionStore against dynalite: append in batches, query newest first, TTL attribute.
+// DecisionStore against dynalite: append-only conditional puts, idempotent re-appends, a different
+// decision under a taken key kept beside the first, query newest first, TTL attribute.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DecisionRecord } from '../../../shared/ports/stores.js';
 import { startDynalite, type DynamoFixture } from '../../helpers/dynalite.js';
@@ -34,12 +35,15 @@ function decision(node: string, i: number): DecisionRecord {
 }
 
 describe('DecisionStore', () => {
-  it('appends more than one batch and queries a node newest first, with the TTL set', async () => {
+  it('appends each record with one conditional PutItem and queries a node newest first, with the TTL set', async () => {
     const stores = db.stores({ clock: { now: () => wallClock } });
     const records = [...Array.from({ length: 30 }, (_, i) => decision('n1', i)), decision('n2', 0)];
     db.commands.reset();
     await stores.decisions.append('prod', records);
-    expect(db.commands.get('BatchWriteItem')).toBe(2);
+    expect(db.commands.get('PutItem')).toBe(31);
+    expect(
+      db.commands.get('BatchWriteItem') + db.commands.get('UpdateItem') + db.commands.get('DeleteItem'),
+    ).toBe(0);
 
     const newest = await stores.decisions.query('prod', 'n1', { limit: 3 });
     expect(newest.map((d) => d.at)).toEqual([t0 + 29 * 5_000, t0 + 28 * 5_000, t0 + 27 * 5_000]);
@@ -56,12 +60,27 @@ describe('DecisionStore', () => {
     expect(await stores.decisions.query('other', 'n1')).toEqual([]);
   });
 
-  it('appending the same records twice stores them once (a retried invocation)', async () => {
-    const stores = db.stores();
+  it('appending the same records twice stores them once, later and with a new expiry (a retried invocation)', async () => {
     const records = [decision('n3', 0), decision('n3', 1)];
-    await stores.decisions.append('retry', records);
-    await stores.decisions.append('retry', records);
-    expect(await stores.decisions.query('retry', 'n3')).toHaveLength(2);
+    await db.stores({ clock: { now: () => wallClock } }).decisions.append('retry', records);
+    const first = await db.stores().decisions.query('retry', 'n3');
+    // The retry runs a minute later: its rows would expire later, yet they are the same decisions.
+    await db.stores({ clock: { now: () => wallClock + 60_000 } }).decisions.append('retry', records);
+    expect(await db.stores().decisions.query('retry', 'n3')).toEqual(first);
+  });
+
+  it('keeps a different decision under a taken key beside the first, never overwriting it', async () => {
+    const stores = db.stores({ clock: { now: () => wallClock } });
+    const original = decision('n4', 0);
+    // A retry that decided otherwise at the same instant and sequence number.
+    const other = { ...original, result: 'NotFound: pods "p" not found' };
+    await stores.decisions.append('differ', [original]);
+    await stores.decisions.append('differ', [other]);
+    await stores.decisions.append('differ', [other]); // and its own retry: still appended once
+    const rows = await stores.decisions.query('differ', 'n4', { newestFirst: false });
+    expect(rows.map((r) => r.result)).toEqual([original.result, other.result]);
+    expect(rows[0]?.id).toBe('2026-01-29T09:00:00.000Z#monitor#000000');
+    expect(rows[1]?.id).toMatch(/^2026-01-29T09:00:00\.000Z#monitor#000000#[0-9a-f]{12}$/);
   });
 
   it('takes a configurable TTL and cluster-wide subjects', async () => {

@@ -1,7 +1,9 @@
-// Faults at the DynamoDB boundary. aws-sdk-client-mock only injects the faults a local server cannot
-// produce (throttling, ProvisionedThroughputExceeded, UnprocessedItems); the SDK's own retry is shown
+// Faults at the DynamoDB boundary. aws-sdk-client-mock only injects what a local server cannot produce
+// (throttling, ProvisionedThroughputExceeded, a failed condition that returns the stored row, as
+// DynamoDB does and dynalite does not); the SDK's own retry is shown
 // against dynalite with a fault-injecting middleware below the retry strategy.
 import {
+  ConditionalCheckFailedException,
   DynamoDBClient,
   ProvisionedThroughputExceededException,
   ThrottlingException,
@@ -9,11 +11,14 @@ import {
 import {
   BatchWriteCommand,
   DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
   QueryCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { DECISION_APPEND_CONCURRENCY } from '../../../shared/adapters/dynamodb/decisionStore.js';
 import { createDynamoDbStores } from '../../../shared/adapters/dynamodb/index.js';
 import { tableNamesWithPrefix } from '../../../shared/adapters/dynamodb/tables.js';
 import type { DecisionRecord } from '../../../shared/ports/stores.js';
@@ -77,47 +82,107 @@ describe('faults injected with aws-sdk-client-mock', () => {
     });
   });
 
-  it('UnprocessedItems are sent again with backoff until none are left', async () => {
-    const records: DecisionRecord[] = Array.from({ length: 3 }, (_, i) => ({
+  const decisionRecords = (n: number): DecisionRecord[] =>
+    Array.from({ length: n }, (_, i) => ({
       node: 'n1',
       at: t0 + i,
       source: 'monitor',
       what: 'swapNodeTaints',
       why: 'doNoExecuteTaintingPass: Ready=Unknown',
+      inputs: { zone: 'region1:\u0000:zone-a', ready: 'Unknown', attempt: 1, tainted: false, note: null },
+      result: 'ok',
     }));
-    let sent: unknown[] = [];
-    documentMock.on(BatchWriteCommand).callsFake((input: { RequestItems: Record<string, unknown[]> }) => {
-      sent = input.RequestItems[tables.decisions] ?? [];
-      const calls = documentMock.commandCalls(BatchWriteCommand).length;
-      // First call: two of three unprocessed; second: one; third: all written.
-      const unprocessed = calls === 1 ? sent.slice(1) : calls === 2 ? sent.slice(1) : [];
-      return Promise.resolve({
-        UnprocessedItems: unprocessed.length === 0 ? {} : { [tables.decisions]: unprocessed },
-      });
+
+  /** A row as DynamoDB returns it with a failed condition (attribute values, not plain ones). */
+  function attributeValue(value: unknown): unknown {
+    if (value === null) return { NULL: true };
+    if (typeof value === 'string') return { S: value };
+    if (typeof value === 'number') return { N: String(value) };
+    if (typeof value === 'boolean') return { BOOL: value };
+    if (Array.isArray(value)) return { L: value.map(attributeValue) };
+    return {
+      M: Object.fromEntries(Object.entries(value as object).map(([k, v]) => [k, attributeValue(v)])),
+    };
+  }
+  const storedRow = (item: Record<string, unknown>) =>
+    new ConditionalCheckFailedException({
+      message: 'The conditional request failed',
+      $metadata: {},
+      Item: Object.fromEntries(Object.entries(item).map(([k, v]) => [k, attributeValue(v)])) as never,
     });
-    await mockedStores().decisions.append('prod', records);
-    const calls = documentMock.commandCalls(BatchWriteCommand);
-    expect(calls).toHaveLength(3);
-    const items = (n: number) => calls[n]!.args[0].input.RequestItems?.[tables.decisions]?.length;
-    expect([items(0), items(1), items(2)]).toEqual([3, 2, 1]);
-    expect(sent).toHaveLength(1);
+
+  it('every append is one PutItem conditional on its key being absent, at most 8 in flight', async () => {
+    let inFlight = 0;
+    let most = 0;
+    documentMock.on(PutCommand).callsFake(async () => {
+      most = Math.max(most, ++inFlight);
+      await new Promise((resolve) => setTimeout(resolve, 2));
+      inFlight--;
+      return {};
+    });
+    await mockedStores().decisions.append('prod', decisionRecords(30));
+    const calls = documentMock.commandCalls(PutCommand);
+    expect(calls).toHaveLength(30);
+    for (const call of calls) {
+      expect(call.args[0].input).toMatchObject({
+        TableName: tables.decisions,
+        ConditionExpression: 'attribute_not_exists(#key)',
+        ExpressionAttributeNames: { '#key': 'clusterNode' },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      });
+    }
+    expect(most).toBe(DECISION_APPEND_CONCURRENCY);
+    expect(documentMock.commandCalls(BatchWriteCommand)).toHaveLength(0);
   });
 
-  it('gives up with a StoreError when items stay unprocessed', async () => {
-    documentMock
-      .on(BatchWriteCommand)
-      .callsFake((input: { RequestItems: Record<string, unknown[]> }) =>
-        Promise.resolve({ UnprocessedItems: input.RequestItems }),
-      );
-    const append = mockedStores({ batchAttempts: 4 }).decisions.append('prod', [
-      { node: 'n1', at: t0, source: 'monitor', what: 'x', why: 'y' },
+  it('a re-append of the same decision, with a later expiry, is success: no second write, no read', async () => {
+    const [record] = decisionRecords(1);
+    documentMock.on(PutCommand).resolvesOnce({});
+    await mockedStores().decisions.append('prod', [record!]);
+    const written = documentMock.commandCalls(PutCommand)[0]!.args[0].input.Item as Record<string, unknown>;
+    documentMock.reset();
+    documentMock.on(PutCommand).rejects(storedRow({ ...written, expiresAt: 1 }));
+    await mockedStores().decisions.append('prod', [record!]);
+    expect(documentMock.commandCalls(PutCommand)).toHaveLength(1);
+    expect(documentMock.commandCalls(GetCommand)).toHaveLength(0);
+  });
+
+  it('a different decision under a taken key is appended under the key plus its digest, no read', async () => {
+    const [record] = decisionRecords(1);
+    documentMock.on(PutCommand).resolvesOnce({});
+    await mockedStores().decisions.append('prod', [record!]);
+    const first = documentMock.commandCalls(PutCommand)[0]!.args[0].input.Item as Record<string, unknown>;
+    documentMock.reset();
+    documentMock.on(PutCommand).rejectsOnce(storedRow(first)).resolvesOnce({});
+    await mockedStores().decisions.append('prod', [
+      { ...record!, result: 'Conflict: the object has been modified' },
     ]);
+    const calls = documentMock.commandCalls(PutCommand).map((c) => c.args[0].input);
+    expect(calls).toHaveLength(2);
+    expect(calls[1]).toMatchObject({
+      ConditionExpression: 'attribute_not_exists(#key)',
+      Item: { clusterNode: first.clusterNode, result: 'Conflict: the object has been modified' },
+    });
+    const key = String(calls[1]?.Item?.timeSeq);
+    expect(key.startsWith(`${String(first.timeSeq)}#`)).toBe(true);
+    expect(key.slice(String(first.timeSeq).length)).toMatch(/^#[0-9a-f]{12}$/);
+    expect(documentMock.commandCalls(GetCommand)).toHaveLength(0);
+  });
+
+  it('throttling of an append that outlasts the SDK retries is a StoreError naming the table and key', async () => {
+    documentMock.on(PutCommand).rejects(
+      new ThrottlingException({
+        message: 'Rate of requests exceeds the allowed throughput.',
+        $metadata: {},
+      }),
+    );
+    const append = mockedStores().decisions.append('prod', decisionRecords(1));
     await expect(append).rejects.toMatchObject({
       name: 'StoreError',
       reason: 'throttled',
       table: tables.decisions,
+      key: { clusterNode: 'prod#n1', timeSeq: '2026-01-29T09:00:00.000Z#monitor#000000' },
     });
-    expect(documentMock.commandCalls(BatchWriteCommand)).toHaveLength(4);
   });
 });
 

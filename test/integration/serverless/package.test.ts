@@ -228,6 +228,35 @@ describe('serverless package (stage test)', () => {
     }
   });
 
+  it('lets every function only append to Decisions: PutItem on the table, nothing else on it or its indexes', () => {
+    const decisions = tableNamesWithPrefix(PREFIX).decisions;
+    const onDecisions = (statement: Statement) =>
+      asList(statement.Resource).some((resource) => {
+        const text = JSON.stringify(resource);
+        return text.includes(`:table/${decisions}"`) || text.includes(`:table/${decisions}/`);
+      });
+    for (const fn of FUNCTION_NAMES) {
+      const statements = statementsOfRole(`${logicalId(fn)}IamRoleLambdaExecution`).filter(onDecisions);
+      expect(statements, fn).toEqual([
+        {
+          Effect: 'Allow',
+          Action: ['dynamodb:PutItem'],
+          Resource: {
+            'Fn::Sub': `arn:\${AWS::Partition}:dynamodb:\${AWS::Region}:\${AWS::AccountId}:table/${decisions}`,
+          },
+        },
+      ]);
+    }
+    // Nor through a wildcard resource, or a policy attached beside the roles.
+    const elsewhere = [
+      ...FUNCTION_NAMES.flatMap((fn) => statementsOfRole(`${logicalId(fn)}IamRoleLambdaExecution`)),
+      ...ofType('AWS::IAM::Policy').flatMap(
+        ([, policy]) => (policy.Properties?.PolicyDocument as { Statement: Statement[] }).Statement,
+      ),
+    ].filter((s) => !onDecisions(s) && asList(s.Resource).includes('*'));
+    expect(elsewhere.flatMap((s) => asList(s.Action)).filter((a) => a.startsWith('dynamodb:'))).toEqual([]);
+  });
+
   it('grants the monitor lambda:InvokeFunction on the drainer only', () => {
     const invokes = FUNCTION_NAMES.flatMap((fn) =>
       statementsOfRole(`${logicalId(fn)}IamRoleLambdaExecution`)
