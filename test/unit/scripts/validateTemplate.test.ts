@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it, vi } from 'vitest';
-import { main, validateTemplate } from '../../../scripts/validate-template.js';
+import { checkTemplatePolicies, main, validateTemplate } from '../../../scripts/validate-template.js';
 
 const fixture = (name: string): string => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
 const load = async (name: string): Promise<unknown> => JSON.parse(await readFile(fixture(name), 'utf8'));
@@ -10,7 +10,7 @@ describe('validateTemplate', () => {
   it('accepts a valid template: intrinsics, conditions, pseudo parameters, custom resources', async () => {
     const report = await validateTemplate(await load('good-template.json'));
     expect(report.issues).toEqual([]);
-    expect(report.resources).toBe(5);
+    expect(report.resources).toBe(6);
   });
 
   it('reports every kind of error in a broken template, each with its path', async () => {
@@ -67,6 +67,47 @@ describe('validateTemplate', () => {
   });
 });
 
+describe('checkTemplatePolicies', () => {
+  it('passes a template whose queue is TLS-only and allows its service only from a named source', async () => {
+    expect(checkTemplatePolicies(await load('good-template.json'))).toEqual([]);
+  });
+
+  it('reports plain-text queues, open or unscoped grants, and unbounded event ages, each with its path', async () => {
+    const template = await load('loose-template.json');
+    expect((await validateTemplate(template)).issues).toEqual([]); // valid by the spec all the same
+    expect(checkTemplatePolicies(template)).toEqual([
+      {
+        path: 'Resources.Open',
+        message:
+          'queue Open accepts requests without TLS: no QueuePolicy denies sqs:* to every principal when aws:SecureTransport is false',
+      },
+      {
+        path: 'Resources.GuardedPolicy.Properties.PolicyDocument.Statement.1',
+        message:
+          'allows events.amazonaws.com for any source: add an aws:SourceArn or aws:SourceAccount condition',
+      },
+      {
+        path: 'Resources.GuardedPolicy.Properties.PolicyDocument.Statement.2',
+        message: 'allows every principal',
+      },
+      {
+        path: 'Resources.FromEvents.Properties.SourceAccount',
+        message:
+          'events.amazonaws.com may invoke the function without SourceAccount: any account of that service could',
+      },
+      { path: 'Resources.FromAnyone', message: 'lets every principal invoke the function' },
+      {
+        path: 'Resources.Async.Properties.MaximumEventAgeInSeconds',
+        message: 'unbounded: Lambda retries an asynchronous event for up to 6 hours',
+      },
+      {
+        path: 'Resources.Rule.Properties.Targets.0.RetryPolicy.MaximumEventAgeInSeconds',
+        message: 'unbounded: EventBridge retries a delivery for up to 24 hours',
+      },
+    ]);
+  });
+});
+
 describe('validate-template CLI', () => {
   it('exits 0 on a clean template, 1 on issues, 2 without files', async () => {
     const log = vi.spyOn(console, 'log').mockImplementation(() => undefined);
@@ -75,6 +116,8 @@ describe('validate-template CLI', () => {
       expect(await main([fixture('good-template.json')])).toBe(0);
       expect(await main([fixture('good-template.json'), fixture('bad-template.json')])).toBe(1);
       expect(log).toHaveBeenCalledWith(expect.stringContaining('unknown resource type AWS::Events::Bus'));
+      expect(await main([fixture('loose-template.json')])).toBe(1);
+      expect(log).toHaveBeenCalledWith(expect.stringContaining('queue Open accepts requests without TLS'));
       expect(await main([])).toBe(2);
       expect(await main([fixture('missing.json')])).toBe(2);
     } finally {
