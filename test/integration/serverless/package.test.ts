@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { validateTemplate } from '../../../scripts/validate-template.js';
+import { checkTemplatePolicies, validateTemplate } from '../../../scripts/validate-template.js';
 import {
   tableDefinitions,
   tableNamesWithPrefix,
@@ -39,7 +39,10 @@ interface Template {
   readonly Outputs: Record<string, { readonly Value: unknown }>;
 }
 interface Statement {
+  readonly Sid?: string;
   readonly Effect: string;
+  readonly Principal?: unknown;
+  readonly Condition?: unknown;
   readonly Action?: string | readonly string[];
   readonly NotAction?: unknown;
   readonly Resource?: unknown;
@@ -185,11 +188,132 @@ describe('serverless package (stage test)', () => {
         expect(template.Resources[dlq[0]]?.Type, id).toBe('AWS::SQS::Queue');
       }
     }
-    // EventBridge may send to that queue (only from this stage's rules).
+    // EventBridge may send to that queue, only from this stage's rules, and only over TLS.
     const policy = props('EventsDeadLetterQueuePolicy').PolicyDocument as { Statement: Statement[] };
     expect(policy.Statement).toEqual([
-      expect.objectContaining({ Effect: 'Allow', Principal: { Service: 'events.amazonaws.com' } }),
+      denyWithoutTls('EventsDeadLetterQueue'),
+      {
+        Sid: 'EventBridgeRulesOfThisStage',
+        Effect: 'Allow',
+        Principal: { Service: 'events.amazonaws.com' },
+        Action: 'sqs:SendMessage',
+        Resource: getAtt('EventsDeadLetterQueue', 'Arn'),
+        Condition: {
+          ArnLike: {
+            'aws:SourceArn': [
+              {
+                'Fn::Sub': `arn:\${AWS::Partition}:events:\${AWS::Region}:\${AWS::AccountId}:rule/${PREFIX}/${PREFIX}-*`,
+              },
+              {
+                'Fn::Sub': `arn:\${AWS::Partition}:events:\${AWS::Region}:\${AWS::AccountId}:rule/${PREFIX}-*`,
+              },
+            ],
+          },
+        },
+      },
     ]);
+  });
+
+  it('refuses every request to every queue that is not over TLS, and lets no one else in', () => {
+    const queues = ofType('AWS::SQS::Queue').map(([id]) => id);
+    expect(queues.sort()).toEqual(['EventsDeadLetterQueue', 'FunctionsDeadLetterQueue']);
+    for (const queue of queues) {
+      const policies = ofType('AWS::SQS::QueuePolicy').filter(([, p]) =>
+        asList(p.Properties?.Queues as unknown[]).some(
+          (q) => JSON.stringify(q) === JSON.stringify({ Ref: queue }),
+        ),
+      );
+      expect(policies, queue).toHaveLength(1);
+      const statements = (policies[0]?.[1].Properties?.PolicyDocument as { Statement: Statement[] })
+        .Statement;
+      expect(statements[0], queue).toEqual(denyWithoutTls(queue));
+    }
+    // The functions' DLQ needs no grant: Lambda destinations send with the function's own role.
+    const functions = props('FunctionsDeadLetterQueuePolicy').PolicyDocument as { Statement: Statement[] };
+    expect(functions.Statement).toEqual([denyWithoutTls('FunctionsDeadLetterQueue')]);
+  });
+
+  it('lets each function be invoked only by its own rules, from this account, and the drainer by the monitor role', () => {
+    // The rules' ARNs as CloudFormation would resolve them in a sample account.
+    const account = { partition: 'aws', region: 'us-east-1', id: '111122223333' };
+    const resolve = (value: unknown): string => {
+      if (typeof value === 'string') return value;
+      const v = value as Record<string, unknown>;
+      if ('Fn::Join' in v) {
+        const [separator, parts] = v['Fn::Join'] as [string, unknown[]];
+        return parts.map(resolve).join(separator);
+      }
+      if ('Ref' in v) {
+        const refs: Record<string, string> = {
+          'AWS::Partition': account.partition,
+          'AWS::Region': account.region,
+          'AWS::AccountId': account.id,
+        };
+        return refs[v.Ref as string] ?? `<${String(v.Ref)}>`;
+      }
+      if (JSON.stringify(v) === JSON.stringify(getAtt('EventBus', 'Name'))) return PREFIX;
+      return `<${JSON.stringify(v)}>`;
+    };
+    const ruleArns = new Map(
+      ofType('AWS::Events::Rule').map(([, rule]) => {
+        const p = rule.Properties ?? {};
+        const bus = p.EventBusName === undefined ? '' : `${resolve(p.EventBusName)}/`;
+        const target = ((p.Targets as { Arn: unknown }[])[0]?.Arn as { 'Fn::GetAtt': [string, string] })[
+          'Fn::GetAtt'
+        ][0];
+        const arn = `arn:${account.partition}:events:${account.region}:${account.id}:rule/${bus}${String(p.Name)}`;
+        return [arn, target];
+      }),
+    );
+
+    const permissions = ofType('AWS::Lambda::Permission');
+    const fromRules: string[] = [];
+    const direct: [string, Record<string, unknown>][] = [];
+    for (const [id, permission] of permissions) {
+      const p = permission.Properties ?? {};
+      expect(p.Action, id).toBe('lambda:InvokeFunction');
+      if (p.Principal !== 'events.amazonaws.com') {
+        direct.push([id, p]);
+        continue;
+      }
+      expect(p.SourceAccount, id).toEqual({ Ref: 'AWS::AccountId' });
+      const source = resolve(p.SourceArn);
+      const target = (p.FunctionName as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+      expect(ruleArns.get(source), `${id}: ${source}`).toBe(target);
+      fromRules.push(source);
+    }
+    // One permission per rule, and no other service.
+    expect(fromRules.sort()).toEqual([...ruleArns.keys()].sort());
+    expect(direct).toEqual([
+      [
+        'EvictionDrainerInvokedByMonitor',
+        {
+          Action: 'lambda:InvokeFunction',
+          FunctionName: getAtt('EvictionDrainerLambdaFunction', 'Arn'),
+          Principal: getAtt('MonitorNodeHealthIamRoleLambdaExecution', 'Arn'),
+        },
+      ],
+    ]);
+    expect(ofType('AWS::Lambda::Url')).toEqual([]);
+  });
+
+  it("bounds the age of an event at both layers of retries to 10 minutes, room for Lambda's two retries", () => {
+    for (const fn of FUNCTION_NAMES) {
+      const age = props(`${logicalId(fn)}LambdaEvConf`).MaximumEventAgeInSeconds as number;
+      expect(age, fn).toBe(600);
+      // Three attempts that each time out, and Lambda's backoff between them (about 1 then 2 minutes).
+      const timeout = props(`${logicalId(fn)}LambdaFunction`).Timeout as number;
+      expect(age, fn).toBeGreaterThanOrEqual(3 * timeout + 180);
+    }
+    for (const [id, rule] of ofType('AWS::Events::Rule')) {
+      for (const target of (rule.Properties?.Targets ?? []) as { RetryPolicy: Record<string, number> }[]) {
+        expect(target.RetryPolicy.MaximumEventAgeInSeconds, id).toBe(600);
+      }
+    }
+  });
+
+  it('passes the access checks of scripts/validate-template.ts (TLS-only queues, scoped permissions, bounded ages)', () => {
+    expect(checkTemplatePolicies(template)).toEqual([]);
   });
 
   it('gives every function an async retry limit and an SQS on-failure destination it may send to', () => {
@@ -291,7 +415,7 @@ describe('serverless package (stage test)', () => {
   });
 
   it('lets only the relay role put events on the bus', () => {
-    const policy = props('EventBus').Policy as { Statement: (Statement & { Condition: unknown })[] };
+    const policy = props('EventBus').Policy as { Statement: Statement[] };
     expect(policy.Statement).toEqual([
       expect.objectContaining({
         Effect: 'Deny',
@@ -374,6 +498,18 @@ describe('serverless package (stage test)', () => {
     );
   });
 });
+
+/** The statement that refuses every request to a queue made without TLS. */
+function denyWithoutTls(queue: string): Statement {
+  return {
+    Sid: 'DenyInsecureTransport',
+    Effect: 'Deny',
+    Principal: '*',
+    Action: 'sqs:*',
+    Resource: { 'Fn::GetAtt': [queue, 'Arn'] },
+    Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+  };
+}
 
 function statementsOfRole(id: string): Statement[] {
   const policies = props(id).Policies as { PolicyDocument: { Statement: Statement[] } }[];
