@@ -180,3 +180,28 @@ describe('ownedEnvVars', () => {
     expect(loadConfig(env, {}, { allowEnv: ownedEnvVars }).dryRun).toBe(true);
   });
 });
+
+describe('a credential pasted into the setting', () => {
+  const token = 'eyJhbGciOiJSUzI1NiJ9.pasted-service-account-token-5f3a9c';
+  const errorOf = (run: () => unknown): ConfigError => {
+    try {
+      run();
+    } catch (error) {
+      if (error instanceof ConfigError) return error;
+      throw error;
+    }
+    throw new Error('expected a ConfigError');
+  };
+
+  it.each([
+    ['as an unknown field', { NLC_CLUSTER_AUTH: JSON.stringify({ kind: 'eks', token }) }],
+    ['as a value of the wrong kind', { NLC_CLUSTER_AUTH: JSON.stringify({ kind: token }) }],
+    ['as a too long secret id', { NLC_KUBECONFIG_SECRET_ID: `${token}${'x'.repeat(2048)}` }],
+    ['as an EKS cluster name', { NLC_EKS_CLUSTER_NAME: `bad name ${token}`, AWS_REGION: 'eu-west-1' }],
+    ['in JSON that does not parse', { NLC_CLUSTER_AUTH: `{"kind":"eks","token":"${token}"` }],
+  ])('%s: the error names the variable and the field, never the value', (_how, env) => {
+    const error = errorOf(() => loadClusterAuth(env));
+    expect(error.issues.length).toBeGreaterThan(0);
+    expect(`${error.message}\n${JSON.stringify(error.issues)}`).not.toContain(token.slice(0, 16));
+  });
+});
