@@ -96,6 +96,7 @@ export class Interner {
       conditions: node.conditions.map((c) => this.condition(c)),
       taints: node.taints.map((t) => this.taint(t)),
       unschedulable: node.unschedulable,
+      ...(node.truncated !== undefined && { truncated: node.truncated }),
     };
   }
 }

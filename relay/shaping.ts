@@ -89,7 +89,14 @@ function sameTaints(a: readonly Taint[], b: readonly Taint[]): boolean {
   );
 }
 
-// Every field but lastHeartbeatTime: a new heartbeat is a probe, which the digest carries.
+function sameStrings(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+// Every field but lastHeartbeatTime: a new heartbeat is a probe, which the digest carries. A message or
+// reason cut to its bound (mapping.ts) compares as cut: a change past the cut shows only when it changes
+// the length the marker states. Nothing is lost by that: no decision reads a message, the copy the
+// event would carry is the same, and no write sends a cut text back.
 function sameConditionsIgnoringHeartbeats(a: readonly NodeCondition[], b: readonly NodeCondition[]): boolean {
   return (
     a.length === b.length &&
@@ -109,9 +116,9 @@ function sameConditionsIgnoringHeartbeats(a: readonly NodeCondition[], b: readon
 
 /**
  * Whether a node watch event must become a Node Changed event: an add, a delete, or a change of a
- * field the controller reads (the trimmed node, see nodeFromV1). Not relevant: a change of any
- * condition's lastHeartbeatTime alone (the kubelet's status heartbeat is a probe, carried by the next
- * Heartbeat Digest), of resourceVersion alone, or of anything trimming drops.
+ * field the controller reads (the trimmed node, see nodeFromV1) or of what its bounds cut. Not
+ * relevant: a change of any condition's lastHeartbeatTime alone (the kubelet's status heartbeat is a
+ * probe, carried by the next Heartbeat Digest), of resourceVersion alone, or of anything trimming drops.
  */
 export function nodeChangeIsRelevant(old: Node | undefined, next: Node | undefined): boolean {
   if (old === undefined || next === undefined) return old !== next;
@@ -122,7 +129,9 @@ export function nodeChangeIsRelevant(old: Node | undefined, next: Node | undefin
     old.unschedulable === next.unschedulable &&
     sameLabels(old.labels, next.labels) &&
     sameTaints(old.taints, next.taints) &&
-    sameConditionsIgnoringHeartbeats(old.conditions, next.conditions)
+    sameConditionsIgnoringHeartbeats(old.conditions, next.conditions) &&
+    // What was cut changes the trail: a node newly over a bound is a change, even when what is kept is not.
+    sameStrings(old.truncated ?? [], next.truncated ?? [])
   );
 }
 

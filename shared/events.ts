@@ -104,6 +104,82 @@ const NonNegativeInt = z
   .int()
   .min(0, { error: (iss) => `expected an integer >= 0, got ${describeInput(iss.input)}` });
 
+// ---------------------------------------------------------------------------------------------------
+// Bounds: what one node or pod can put into an event (and, through node-taints, into its Nodes item).
+//
+// A node writes its own status, so anything the API server does not validate is bounded here, and the
+// shared mapping (shared/adapters/kubernetes/mapping.ts nodeFromV1 / podFromV1) cuts or drops what
+// exceeds them, saying so. Where a bound comes from:
+// - API-validated, relied on: names (253), label keys (317: a 253-byte prefix, '/', a 63-byte name) and
+//   values (63), taint keys and values (the same, validateNodeTaints), toleration keys and values (the
+//   same, ValidateTolerations). The mapping drops a taint or a controller label over them (a conforming
+//   server never has one), and a pod's tolerations over them end the list (see podFromV1).
+// - metav1.Condition's own limits, the API's standard condition type: condition type 316 bytes. A node
+//   condition with a longer type is dropped (the controller reads five short ones).
+// - Ours: a condition reason 256 bytes (metav1.Condition allows 1,024 for "a single CamelCase word"),
+//   a message 2,048 bytes (metav1.Condition allows 32,768), 32 conditions, 64 taints, 32 labels, 128
+//   tolerations, a pod's status.reason and controller kind 256 bytes each. Nothing in the API bounds
+//   them but the 1.5 MB object limit of etcd.
+// Text is measured as what EventBridge counts: the UTF-8 bytes of its JSON encoding (an escaped control
+// character is 6 bytes); DynamoDB stores the raw UTF-8, never more.
+//
+// Worst cases, every field at its bound at once (test/unit/adapters/kubernetes/bounds.test.ts measures
+// them, test/faults/hugeNodeConditionMessage.test.ts stores the worst node in dynalite):
+// - Node Changed: 32 conditions × (316 + 256 + 2,048 + ~150 of names and times) ≈ 89 KB, 64 taints ×
+//   (317 + 63 + ~80) ≈ 29 KB, as many old NoExecute taints ≈ 29 KB, labels and notes ≈ 8 KB: ≈ 155 KB
+//   (measured 153,742 bytes), under the 256 KB entry limit EventBridge has in every partition.
+// - Pod Changed: 2 × 128 tolerations × (317 + 63 + ~100) ≈ 123 KB plus names (measured 123,699 bytes).
+// - A Nodes item: the conditions twice (the node copy, and the monitor's saved status with up to four
+//   it adds) ≈ 2 × 88 KB, taints ≈ 29 KB: ≈ 210 KB (measured 211,586 bytes), about half DynamoDB's
+//   400 KB item limit.
+
+/** Bytes of a condition's type (metav1.Condition's limit); a condition with a longer type is dropped. */
+export const MaxConditionTypeBytes = 316;
+/** Bytes of a condition's reason; a longer one is cut, ending in the truncation marker. */
+export const MaxConditionReasonBytes = 256;
+/** Bytes of a condition's message; a longer one is cut, ending in the truncation marker. */
+export const MaxConditionMessageBytes = 2_048;
+/** Conditions of a node; the controller's own types are kept first. */
+export const MaxNodeConditions = 32;
+/** Taints of a node; the node controller's own, then NoExecute ones, are kept first. */
+export const MaxNodeTaints = 64;
+/** Labels of a node (the relay sends only the nine the controller reads). */
+export const MaxNodeLabels = 32;
+/** Bytes of a taint or toleration key: a qualified name, as the API server validates it. */
+export const MaxTaintKeyBytes = 317;
+/** Bytes of a taint or toleration value: a label value, as the API server validates it. */
+export const MaxTaintValueBytes = 63;
+/** Tolerations of a pod; past it, the pod is never evicted for a taint the dropped ones decide. */
+export const MaxPodTolerations = 128;
+/** Bytes of a pod's status.reason and of its controller's kind; longer ones are cut. */
+export const MaxPodTextBytes = 256;
+/** Notes on what the mapping cut or dropped from one node, and the bytes of each. */
+export const MaxTruncationNotes = 16;
+export const MaxTruncationNoteBytes = 512;
+
+/**
+ * The bytes `text` takes in a JSON document, without its quotes: UTF-8, with JSON.stringify's
+ * escapes (`\"`, `\n`, `\u0001`, a lone surrogate as `\udXXX`). The unit of every text bound.
+ *
+ * @example wireBytes('a"b') // 4
+ */
+export function wireBytes(text: string): number {
+  return Buffer.byteLength(JSON.stringify(text), 'utf8') - 2;
+}
+
+const boundedText = (what: string, max: number) =>
+  z.string().refine((text) => text.length * 6 <= max || wireBytes(text) <= max, {
+    error: (iss) =>
+      `expected ${what} of at most ${max} bytes, got ${typeof iss.input === 'string' ? wireBytes(iss.input) : describeInput(iss.input)}`,
+  });
+const boundedList = <T extends z.ZodType>(item: T, what: string, max: number) =>
+  z
+    .array(item)
+    .max(max, { error: (iss) => `expected at most ${max} ${what}, got ${describeLength(iss.input)}` })
+    .readonly();
+const describeLength = (input: unknown): string =>
+  Array.isArray(input) ? String(input.length) : describeInput(input);
+
 /**
  * The message for a discriminated union whose key matched no option. Typed loosely on purpose: zod's
  * type says only union issues reach it, but a non-object input raises invalid_type through it too.
@@ -133,17 +209,17 @@ const TaintEffectSchema = z.enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute']
 const ChangeType = z.enum(['ADDED', 'MODIFIED', 'DELETED']);
 
 const NodeConditionSchema = z.object({
-  type: NonEmpty,
+  type: boundedText('a condition type', MaxConditionTypeBytes).pipe(NonEmpty),
   status: ConditionStatusSchema,
-  reason: z.string().optional(),
-  message: z.string().optional(),
+  reason: boundedText('a condition reason', MaxConditionReasonBytes).optional(),
+  message: boundedText('a condition message', MaxConditionMessageBytes).optional(),
   lastHeartbeatTime: Time.optional(),
   lastTransitionTime: Time.optional(),
 });
 
 const TaintSchema = z.object({
-  key: NonEmpty,
-  value: z.string().optional(),
+  key: boundedText('a taint key', MaxTaintKeyBytes).pipe(NonEmpty),
+  value: boundedText('a taint value', MaxTaintValueBytes).optional(),
   effect: TaintEffectSchema,
   timeAdded: Time.optional(),
 });
@@ -154,10 +230,24 @@ export const NodeSchema = z.object({
   uid: NonEmpty,
   resourceVersion: z.string().optional(),
   creationTimestamp: Time,
-  labels: z.record(LabelKey, LabelValue),
-  conditions: z.array(NodeConditionSchema).readonly(),
-  taints: z.array(TaintSchema).readonly(),
+  labels: z.record(LabelKey, LabelValue).refine((labels) => Object.keys(labels).length <= MaxNodeLabels, {
+    error: (iss) =>
+      `expected at most ${MaxNodeLabels} labels, got ${typeof iss.input === 'object' && iss.input !== null ? Object.keys(iss.input).length : describeInput(iss.input)}`,
+  }),
+  conditions: boundedList(NodeConditionSchema, 'conditions', MaxNodeConditions),
+  taints: boundedList(TaintSchema, 'taints', MaxNodeTaints),
   unschedulable: z.boolean(),
+  /**
+   * What the mapping cut or dropped from the node to keep it within the bounds above, one note per
+   * field (`status.conditions[KernelDeadlock].message: 204,800 bytes, truncated to 2,048`). Absent
+   * when nothing was. Additive in v1: the controller never decides on it; node-taints records it in
+   * the Decisions trail.
+   */
+  truncated: boundedList(
+    boundedText('a truncation note', MaxTruncationNoteBytes),
+    'truncation notes',
+    MaxTruncationNotes,
+  ).optional(),
 });
 /** A trimmed node as it travels (times as ISO strings). */
 export type WireNode = z.input<typeof NodeSchema>;
@@ -172,7 +262,7 @@ const NodeChangedV1 = z.object({
    * apply upstream NodeUpdated's filter (act only when the NoExecute taints changed). Additive in v1:
    * when absent, every update is processed.
    */
-  oldNoExecuteTaints: z.array(TaintSchema).readonly().optional(),
+  oldNoExecuteTaints: boundedList(TaintSchema, 'taints', MaxNodeTaints).optional(),
 });
 
 /**
@@ -193,9 +283,9 @@ export type NodeChangedWire = z.input<typeof NodeChangedDetail>;
 // Pod Changed
 
 const TolerationSchema = z.object({
-  key: z.string().optional(),
+  key: boundedText('a toleration key', MaxTaintKeyBytes).optional(),
   operator: z.enum(['Exists', 'Equal', 'Lt', 'Gt', '']).optional(),
-  value: z.string().optional(),
+  value: boundedText('a toleration value', MaxTaintValueBytes).optional(),
   effect: z.enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute', '']).optional(),
   tolerationSeconds: z.int().optional(),
 });
@@ -208,12 +298,12 @@ export const PodSchema = z.object({
   nodeName: z.string().refine((s) => s === '' || isDNS1123Subdomain(s), {
     error: (iss) => `expected a node name or "" (not bound), got ${describeInput(iss.input)}`,
   }),
-  tolerations: z.array(TolerationSchema).readonly(),
-  ownerKind: NonEmpty.optional(),
+  tolerations: boundedList(TolerationSchema, 'tolerations', MaxPodTolerations),
+  ownerKind: boundedText('a controller kind', MaxPodTextBytes).pipe(NonEmpty).optional(),
   deletionTimestamp: Time.optional(),
   deletionGracePeriodSeconds: NonNegativeInt.optional(),
   ready: ConditionStatusSchema.optional(),
-  statusReason: z.string().optional(),
+  statusReason: boundedText('a status reason', MaxPodTextBytes).optional(),
 });
 /** A trimmed pod as it travels (times as ISO strings). */
 export type WirePod = z.input<typeof PodSchema>;
@@ -229,7 +319,7 @@ const PodChangedV1 = z.object({
    * upstream PodUpdated's filter (act only on a toleration or node change, not on e.g. a deletion
    * starting). Additive in v1: when absent, the update is processed.
    */
-  oldTolerations: z.array(TolerationSchema).readonly().optional(),
+  oldTolerations: boundedList(TolerationSchema, 'tolerations', MaxPodTolerations).optional(),
 });
 
 /** The detail of a `Pod Changed` event. Parsing yields a {@link PodChanged} with a domain `Pod`. */

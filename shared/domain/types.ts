@@ -42,6 +42,11 @@ export interface Node {
   readonly taints: readonly Taint[];
   readonly unschedulable: boolean;
   readonly conditions: readonly NodeCondition[];
+  /**
+   * What the trimming cut or dropped to keep the copy within its bounds (shared/events.ts, "Bounds"),
+   * one note per field; absent when nothing was. No decision reads it: it is said in the Decisions trail.
+   */
+  readonly truncated?: readonly string[];
 }
 
 /**

@@ -169,7 +169,12 @@ const TaintSchema = z.object({
   timeAdded: InstantSchema.optional(),
 });
 
-/** The stored node object: the trimmed node without its name (the sort key) and resourceVersion (an attribute). */
+/**
+ * The stored node object: the trimmed node without its name (the sort key) and resourceVersion (an
+ * attribute). Its size is bounded by the mapping's bounds (shared/events.ts, "Bounds"): at most about
+ * 120 KB, and the monitor's saved conditions (healthRows.ts) about as much again, so a Nodes item stays
+ * near half of DynamoDB's 400 KB whatever the node writes into its own status.
+ */
 export function encodeNodeObject(node: Node): Record<string, unknown> {
   return {
     uid: node.uid,
@@ -178,6 +183,7 @@ export function encodeNodeObject(node: Node): Record<string, unknown> {
     taints: node.taints.map(encodeTaint),
     unschedulable: node.unschedulable,
     conditions: node.conditions.map(encodeCondition),
+    ...(node.truncated !== undefined && { truncated: [...node.truncated] }),
   };
 }
 
@@ -188,6 +194,7 @@ export const NodeObjectSchema = z.object({
   taints: z.array(TaintSchema),
   unschedulable: z.boolean(),
   conditions: z.array(ConditionSchema),
+  truncated: z.array(z.string()).optional(),
 });
 
 export function decodeNode(
@@ -204,6 +211,7 @@ export function decodeNode(
     taints: object.taints,
     unschedulable: object.unschedulable,
     conditions: object.conditions,
+    ...(object.truncated !== undefined && { truncated: object.truncated }),
   };
 }
 

@@ -13,9 +13,13 @@
 //   spec.taints has no merge key). A PUT of the whole node would also be atomic but would send back every
 //   field through the client's typed model, which silently drops fields it does not know; a JSON patch
 //   `test` on the resourceVersion fails with 422, not the 409 RetryOnConflict retries on.
-// - Node status: a merge patch of /status replacing status.conditions (other status fields untouched),
-//   with the effect's resourceVersion as the precondition (upstream writes with the resourceVersion of the
-//   node it decided on, and a 409 sends the domain down its GET-and-retry path).
+// - Node status: a strategic merge patch of /status, which merges status.conditions by type: only the
+//   conditions the decision lists are written, the node's others are left as they are. The effect's
+//   resourceVersion is the precondition (upstream writes with the resourceVersion of the node it decided
+//   on, and a 409 sends the domain down its GET-and-retry path), so a listed condition the decision did
+//   not change is sent back as the server has it: a no-op. Except what the mapping cut to its bounds
+//   (a long message or reason): that is left out, and the server keeps the real one. A status write
+//   never sends a truncated text, and never drops a condition the bounded copy left out.
 // - Pod conditions: GET, UpdatePodCondition, merge patch of /status with the pod's resourceVersion.
 //
 // What differs from upstream:
@@ -65,8 +69,9 @@ import type { ClusterCallOptions, ClusterPort, TaintEvictionDeleteResult } from 
 import type { Clock } from '../../ports/clock.js';
 import { makeEvent } from './events.js';
 import {
+  allTaintsFromV1,
   isTaintEffect,
-  nodeConditionToJson,
+  nodeConditionToPatch,
   nodeFromV1,
   podFromV1,
   taintToJson,
@@ -300,13 +305,13 @@ export function createKubernetesCluster(
     }
     const body = {
       ...(resourceVersion === undefined ? {} : { metadata: { resourceVersion } }),
-      status: { conditions: effect.conditions.map(nodeConditionToJson) },
+      status: { conditions: effect.conditions.map(nodeConditionToPatch) },
     };
     const patched = await call(
       `update status of node ${quote(name)}`,
       signal,
       (o) => core.patchNodeStatus({ name, body }, o),
-      PatchStrategy.MergePatch,
+      PatchStrategy.StrategicMergePatch,
     );
     if (!patched.ok) return patched;
     // The written node, so the monitor keeps an up-to-date copy; one it cannot read is simply not kept.
@@ -330,13 +335,14 @@ export function createKubernetesCluster(
       if (!got.ok) return got;
       const node = nodeFromV1(got.value);
       if (!node.ok) return fail('Failed', `${action}: ${node.message}`);
-      const current = node.value.taints;
+      // The whole list, not the node's bounded copy of it: every taint goes back.
+      const raw = got.value.spec?.taints ?? [];
+      const current = allTaintsFromV1(raw);
       const next = swapNodeControllerTaint(current, swap.toAdd, swap.toRemove, now);
       // Like upstream, no write when the list would not change.
       if (sameTaints(next, current)) return OK;
-      // Taints we leave alone go back exactly as the server sent them. nodeFromV1 drops a taint whose
-      // effect the domain does not know (it is not the controller's either): it goes back untouched too.
-      const raw = got.value.spec?.taints ?? [];
+      // Taints we leave alone go back exactly as the server sent them. A taint whose effect the domain
+      // does not know (it is not the controller's either) goes back untouched too.
       const read = raw.filter((t) => isTaintEffect(t.effect));
       const original = new Map(current.map((t, i) => [t, read[i]]));
       const taints = [
