@@ -14,6 +14,8 @@
 //   lister read does, so a write that already succeeded is not repeated.
 // - Upstream logs a failed write and drops it ("requeue it" is a TODO). Here the invocation throws
 //   after attempting both steps, so Lambda retries the event; the writes are idempotent.
+// - A node whose own content is over the bounds of the controller's copy (shared/events.ts, "Bounds")
+//   is stored cut, and a `truncated` decision says what was cut, so `nlc explain` shows it.
 import type { ControllerConfig } from '../config.js';
 import { DecidingExecutor, describeResult } from './decisions.js';
 import { decidedWrite, decisionSeqBase } from './decidedWrite.js';
@@ -131,6 +133,19 @@ export async function runNodeTaints(
     context: () => taintInputs(node),
   });
   const failures: string[] = [];
+
+  // The stored copy is the event's: say what its bounds cut (a retry rewrites the same row).
+  const truncated = change.node.truncated;
+  if (truncated !== undefined && truncated.length > 0) {
+    await executor.record([
+      {
+        node: node.name,
+        what: 'truncated',
+        why: 'the node copy is stored within its bounds: these fields were cut or dropped (the cluster keeps them whole, and no write sends a cut one back)',
+        inputs: { truncated: [...truncated], resourceVersion: change.node.resourceVersion ?? null },
+      },
+    ]);
+  }
 
   // doNoScheduleTaintingPass
   const swap = doNoScheduleTaintingPass(node);
