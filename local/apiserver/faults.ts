@@ -37,6 +37,8 @@ export type FaultRule = FaultAction & {
   readonly match?: FaultMatch;
   /** How many matching requests the rule affects; unlimited when omitted. */
   readonly times?: number;
+  /** Matching requests to let through before the rule applies (0 when omitted): "the k-th request". */
+  readonly after?: number;
 };
 
 export interface RequestInfo {
@@ -51,6 +53,7 @@ export interface RequestInfo {
 interface ActiveRule {
   readonly rule: FaultRule;
   remaining: number;
+  skip: number;
 }
 
 export interface OpenWatch {
@@ -80,7 +83,11 @@ export class Faults {
 
   /** Adds a rule; returns a function that removes it. */
   inject(rule: FaultRule): () => void {
-    const active: ActiveRule = { rule, remaining: rule.times ?? Number.POSITIVE_INFINITY };
+    const active: ActiveRule = {
+      rule,
+      remaining: rule.times ?? Number.POSITIVE_INFINITY,
+      skip: rule.after ?? 0,
+    };
     this.rules.push(active);
     return () => {
       this.rules = this.rules.filter((r) => r !== active);
@@ -131,6 +138,10 @@ export class Faults {
     for (const active of this.rules) {
       if (active.remaining <= 0 || !matches(active.rule.match, info)) continue;
       if (active.rule.kind === 'dropWatch' && info.verb !== 'watch') continue;
+      if (active.skip > 0) {
+        active.skip--;
+        continue;
+      }
       active.remaining--;
       hits.push(active.rule);
     }

@@ -23,11 +23,24 @@ import {
   legacyRegisterNode,
   processNoTaintBaseEvictionPass,
 } from './legacyEvictionPass.js';
-import { type NodeHealthUpdate, tryUpdateNodeHealth } from './nodeHealth.js';
+import {
+  type NodeHealthData,
+  type NodeHealthUpdate,
+  NodeStatusNeverUpdatedReason,
+  NodeStatusUnknownReason,
+  tryUpdateNodeHealth,
+} from './nodeHealth.js';
 import { markPodsNotReady, markPodsNotReadyTrigger } from './podStatus.js';
 import { remove, swapLimiter } from './rateLimitedTimedQueue.js';
 import { markNodeAsReachable, processTaintBaseEviction } from './taintBasedEviction.js';
-import type { EpochMillis, Lease, Node, NodeCondition } from './types.js';
+import {
+  getNodeCondition,
+  NodeReady,
+  type EpochMillis,
+  type Lease,
+  type Node,
+  type NodeCondition,
+} from './types.js';
 import {
   type DisruptionQPSFuncs,
   type DisruptionResult,
@@ -144,6 +157,7 @@ export function* monitorNodeHealth(
   const healthOptions = { heartbeatIsProbe: options.heartbeatIsProbe ?? true };
 
   for (const listed of input.nodes) {
+    const savedBefore = s.nodeHealth.get(listed.name);
     const updated = yield* updateNodeHealthWithRetry(
       s,
       listed,
@@ -159,7 +173,9 @@ export function* monitorNodeHealth(
       continue;
     }
     const { node, update } = updated;
-    const observed = update.observedReadyCondition;
+    const observed = healthOptions.heartbeatIsProbe
+      ? update.observedReadyCondition
+      : (markingToRedo(savedBefore, update.observedReadyCondition) ?? update.observedReadyCondition);
     const current = update.currentReadyCondition;
     readiness.set(node.name, { observed, current });
 
@@ -266,6 +282,26 @@ function* updateNodeHealthWithRetry(
     nodeCopies.set(node.name, node);
   }
   return undefined;
+}
+
+/**
+ * The functions' passes are retried whole when their commit fails, but their cluster writes may have
+ * landed: the retry then reads the node already marked Unknown by the attempt that failed, and upstream's
+ * "observed True → current not True" transition, which triggers NodeNotReady and MarkPodsNotReady,
+ * would never be seen again. When the node's Ready is this controller's own marking (its reason, the
+ * heartbeat the saved status has) but the committed status still says True, the pass that wrote it did
+ * not commit: the retry redoes it from the Ready=True it started from. Returns that condition, or
+ * undefined when there is nothing to redo.
+ */
+function markingToRedo(
+  saved: NodeHealthData | undefined,
+  observed: NodeCondition,
+): NodeCondition | undefined {
+  const savedReady = saved === undefined ? undefined : getNodeCondition(saved.status, NodeReady);
+  if (savedReady?.status !== 'True' || observed.status === 'True') return undefined;
+  const ours =
+    observed.reason === NodeStatusUnknownReason || observed.reason === NodeStatusNeverUpdatedReason;
+  return ours && savedReady.lastHeartbeatTime === observed.lastHeartbeatTime ? savedReady : undefined;
 }
 
 function statusUpdateReason(update: NodeHealthUpdate): string {

@@ -100,7 +100,10 @@ export interface World {
 
 const READ_VERBS = new Set(['get', 'list', 'watch']);
 
-export async function startWorld(config: ControllerConfig = testConfig()): Promise<World> {
+export async function startWorld(
+  config: ControllerConfig = testConfig(),
+  options: { readonly requestTimeoutMs?: number } = {},
+): Promise<World> {
   const clockRef = { now: t0 };
   const clock = { now: () => clockRef.now };
   const api = await startApiServer({ clock });
@@ -109,7 +112,7 @@ export async function startWorld(config: ControllerConfig = testConfig()): Promi
   const stores = db.stores({ clock, settings: { backoffBaseMs: 1, backoffCapMs: 5 } });
   const waits: number[] = [];
   const cluster = createKubernetesCluster(api.kubeConfig(), {
-    requestTimeoutMs: 10_000,
+    requestTimeoutMs: options.requestTimeoutMs ?? 10_000,
     clock,
     retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 1, maxRetryAfterMs: 1_000 },
     sleep: (ms) => {
