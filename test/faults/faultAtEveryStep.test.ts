@@ -201,6 +201,7 @@ describe('one fault at any step of marking, queueing and tainting a dead node', 
       await faulted.world.close();
       world = undefined;
     }
+    console.info(`faults injected: ${k8sRequests} Kubernetes requests, ${dynamoWrites} DynamoDB writes`);
     expect({ k8sRequests, dynamoWrites, diverged }).toEqual({ k8sRequests, dynamoWrites, diverged: [] });
     expect(k8sRequests).toBeGreaterThan(5);
     expect(dynamoWrites).toBeGreaterThan(5);
