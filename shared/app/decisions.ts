@@ -71,7 +71,8 @@ export function effectInputs(effect: ChangingEffect): Record<string, JsonValue> 
 }
 
 export function describeResult(result: EffectResult): string {
-  return result.ok ? 'ok' : `${result.reason}: ${result.message}`;
+  if (!result.ok) return `${result.reason}: ${result.message}`;
+  return 'unchanged' in result && result.unchanged === true ? 'ok (already so)' : 'ok';
 }
 
 export interface DecidingExecutorOptions {

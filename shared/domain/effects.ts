@@ -13,7 +13,12 @@ import type { Node, NodeCondition, Pod, Taint } from './types.js';
 export type FailureReason = 'NotFound' | 'Conflict' | 'Failed';
 
 export type WriteResult =
-  { readonly ok: true } | { readonly ok: false; readonly reason: FailureReason; readonly message: string };
+  | {
+      readonly ok: true;
+      /** The cluster already was as asked: nothing was written (a taint swap that changes nothing). */
+      readonly unchanged?: true;
+    }
+  | { readonly ok: false; readonly reason: FailureReason; readonly message: string };
 
 export type ReadResult<T> =
   | { readonly ok: true; readonly value: T }

@@ -226,7 +226,9 @@ export function* processNoExecuteTaintItem(
     decision.why,
   );
   // A failed write is retried on the next pass (upstream: ProcessAt = now + 1ns).
-  return { decision, result: written.ok ? { done: true } : { done: false, wait: 0 }, tainted: written.ok };
+  // Counted only when the taint was written: a node another drainer tainted meanwhile is done, uncounted.
+  const tainted = written.ok && written.unchanged !== true;
+  return { decision, result: written.ok ? { done: true } : { done: false, wait: 0 }, tainted };
 }
 
 export interface NoExecuteTaintingResult {

@@ -340,7 +340,7 @@ export function createKubernetesCluster(
       const current = allTaintsFromV1(raw);
       const next = swapNodeControllerTaint(current, swap.toAdd, swap.toRemove, now);
       // Like upstream, no write when the list would not change.
-      if (sameTaints(next, current)) return OK;
+      if (sameTaints(next, current)) return { ok: true, unchanged: true };
       // Taints we leave alone go back exactly as the server sent them. A taint whose effect the domain
       // does not know (it is not the controller's either) goes back untouched too.
       const read = raw.filter((t) => isTaintEffect(t.effect));

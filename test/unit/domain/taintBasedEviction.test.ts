@@ -5,7 +5,11 @@ import { describe, expect, it } from 'vitest';
 import { emptyControllerState, workingCopy, zoneQueue } from '../../../shared/domain/controllerState.js';
 import { drive, driveAsync, type Effect } from '../../../shared/domain/effects.js';
 import { monitorNodeHealth, NodeHealthUpdateRetry } from '../../../shared/domain/monitorNodeHealth.js';
-import { decideNoExecuteTaint, doNoExecuteTaintingPass } from '../../../shared/domain/taintBasedEviction.js';
+import {
+  decideNoExecuteTaint,
+  doNoExecuteTaintingPass,
+  processNoExecuteTaintItem,
+} from '../../../shared/domain/taintBasedEviction.js';
 import { NotReadyTaintTemplate, UnreachableTaintTemplate } from '../../../shared/domain/taints.js';
 import { createZoneID } from '../../../shared/domain/zones.js';
 import { Harness, testConfig } from '../../helpers/controllerHarness.js';
@@ -229,5 +233,33 @@ describe('zoneQueue', () => {
     expect(() => zoneQueue(workingCopy(emptyControllerState()), 'r:\x00:z')).toThrow(
       /no eviction queue for zone/,
     );
+  });
+});
+
+describe('processNoExecuteTaintItem: counting only what was written', () => {
+  const now = t('2017-01-01T12:00:00Z');
+  const node = newNode('node0', {
+    created: now - 60_000,
+    labels: zoneLabels('region1', 'zone1'),
+    conditions: [ready('Unknown', now - 60_000, now - 1_000)],
+  });
+  const item = { value: 'node0', uid: node.uid, addedAt: now, processAt: now };
+
+  it.each([
+    { name: 'written: one eviction counted', answer: { ok: true as const }, tainted: true },
+    {
+      name: 'already so (another drainer tainted it meanwhile): done, not counted again',
+      answer: { ok: true as const, unchanged: true as const },
+      tainted: false,
+    },
+    {
+      name: 'failed: retried, not counted',
+      answer: { ok: false as const, reason: 'Failed' as const, message: 'x' },
+      tainted: false,
+    },
+  ])('$name', ({ answer, tainted }) => {
+    const result = drive(processNoExecuteTaintItem(item, node, now), () => answer);
+    expect(result.tainted).toBe(tainted);
+    expect(result.result.done).toBe(answer.ok);
   });
 });
