@@ -235,9 +235,10 @@ describe('swapNodeTaints (SwapNodeControllerTaint)', () => {
   it('makes no write when nothing would change, and no call at all for an empty swap', async () => {
     createNode('node-a');
     const { cluster } = harness();
+    // Read, found as asked: nothing written, and the answer says so (no eviction is counted for it).
     expect(
       await cluster.swapNodeTaints('node-a', { toAdd: [], toRemove: [UnreachableTaintTemplate] }),
-    ).toEqual({ ok: true });
+    ).toEqual({ ok: true, unchanged: true });
     expect([calls('get'), calls('patch')]).toEqual([1, 0]);
     expect(await cluster.swapNodeTaints('node-a', { toAdd: [], toRemove: [] })).toEqual({ ok: true });
     expect(requests()).toHaveLength(1);
