@@ -18,6 +18,7 @@ import {
 import { logger } from '../../shared/observability.js';
 import { nodeOf, podOf, createPod } from '../helpers/functionsFixture.js';
 import { startFakeLambda, type FakeLambda } from '../integration/functions/fakeLambda.js';
+import { lambdaContext, stubHandlerEnv } from '../integration/functions/handlerEnv.js';
 import { startWorld, t0, type World } from '../integration/functions/world.js';
 
 type Handler = (event: never, context: Context) => Promise<unknown>;
@@ -26,17 +27,7 @@ let lambda: FakeLambda;
 let dir: string;
 const handlers: Record<string, Handler> = {};
 
-const context = {
-  callbackWaitsForEmptyEventLoop: false,
-  functionName: 'nlc-test',
-  functionVersion: '$LATEST',
-  invokedFunctionArn: 'arn:aws:lambda:us-east-1:123456789012:function:nlc-test',
-  memoryLimitInMB: '512',
-  awsRequestId: 'c6af9ac6-7b61-11e6-9a41-93e812345678',
-  logGroupName: '/aws/lambda/nlc-test',
-  logStreamName: '2026/03/02/[$LATEST]abcdef',
-  getRemainingTimeInMillis: () => 60_000,
-} as unknown as Context;
+const context = lambdaContext('nlc-test');
 
 function envelope(detailType: string, source: string, detail: unknown): Record<string, unknown> {
   return {
@@ -58,23 +49,7 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'nlc-malformed-'));
   const kubeconfig = join(dir, 'kubeconfig');
   await world.api.writeKubeconfig(kubeconfig);
-  const env: Record<string, string> = {
-    NLC_CLUSTER: 'test',
-    NLC_NODES_TABLE: world.db.tables.nodes,
-    NLC_ZONES_TABLE: world.db.tables.zones,
-    NLC_EVICTION_QUEUE_TABLE: world.db.tables.evictionQueue,
-    NLC_POD_EVICTIONS_TABLE: world.db.tables.podEvictions,
-    NLC_DECISIONS_TABLE: world.db.tables.decisions,
-    NLC_DYNAMODB_ENDPOINT: world.db.endpoint,
-    NLC_KUBECONFIG: kubeconfig,
-    NLC_EVICTION_DRAINER_FUNCTION: 'nlc-test-evictionDrainer',
-    NLC_LAMBDA_ENDPOINT: lambda.endpoint,
-    AWS_REGION: 'us-east-1',
-  };
-  for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
-  for (const name of ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_PROFILE']) {
-    vi.stubEnv(name, undefined);
-  }
+  stubHandlerEnv(world, lambda, kubeconfig);
   for (const level of ['info', 'warn', 'debug', 'error'] as const) {
     vi.spyOn(logger, level).mockImplementation(() => undefined);
   }

@@ -13,6 +13,7 @@ import { TaintNodeUnreachable } from '../../../shared/domain/taints.js';
 import { add, newRateLimitedTimedQueue } from '../../../shared/domain/rateLimitedTimedQueue.js';
 import { newTokenBucketRateLimiter } from '../../../shared/domain/tokenBucket.js';
 import { startFakeLambda, type FakeLambda } from './fakeLambda.js';
+import { lambdaContext, stubHandlerEnv } from './handlerEnv.js';
 import { startWorld, t0, zoneKey, ZoneA, type World } from './world.js';
 
 let world: World;
@@ -22,19 +23,7 @@ let monitor: typeof import('../../../functions/monitorNodeHealth.js').handler;
 let drainer: typeof import('../../../functions/evictionDrainer.js').handler;
 const errors: unknown[][] = [];
 
-// Context without the deprecated callback helpers (done/fail/succeed), which middy never calls.
-const lambdaContext: Omit<Context, 'done' | 'fail' | 'succeed'> = {
-  callbackWaitsForEmptyEventLoop: false,
-  functionName: 'nlc-test-monitorNodeHealth',
-  functionVersion: '$LATEST',
-  invokedFunctionArn: 'arn:aws:lambda:us-east-1:123456789012:function:nlc-test-monitorNodeHealth',
-  memoryLimitInMB: '1024',
-  awsRequestId: 'c6af9ac6-7b61-11e6-9a41-93e812345678',
-  logGroupName: '/aws/lambda/nlc-test-monitorNodeHealth',
-  logStreamName: '2026/03/02/[$LATEST]abcdef',
-  getRemainingTimeInMillis: () => 60_000,
-};
-const context = lambdaContext as Context;
+const context = lambdaContext();
 
 function eventBridge(detailType: string, source: string, detail: unknown) {
   return {
@@ -68,23 +57,7 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'nlc-handlers-'));
   const kubeconfig = join(dir, 'kubeconfig');
   await world.api.writeKubeconfig(kubeconfig);
-  const env: Record<string, string> = {
-    NLC_CLUSTER: 'test',
-    NLC_NODES_TABLE: world.db.tables.nodes,
-    NLC_ZONES_TABLE: world.db.tables.zones,
-    NLC_EVICTION_QUEUE_TABLE: world.db.tables.evictionQueue,
-    NLC_POD_EVICTIONS_TABLE: world.db.tables.podEvictions,
-    NLC_DECISIONS_TABLE: world.db.tables.decisions,
-    NLC_DYNAMODB_ENDPOINT: world.db.endpoint,
-    NLC_KUBECONFIG: kubeconfig,
-    NLC_EVICTION_DRAINER_FUNCTION: 'nlc-test-evictionDrainer',
-    NLC_LAMBDA_ENDPOINT: lambda.endpoint,
-    AWS_REGION: 'us-east-1',
-  };
-  for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
-  for (const name of ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_PROFILE']) {
-    vi.stubEnv(name, undefined);
-  }
+  stubHandlerEnv(world, lambda, kubeconfig);
   // Keep the test output readable; errors are kept for assertions.
   vi.spyOn(logger, 'info').mockImplementation(() => undefined);
   vi.spyOn(logger, 'warn').mockImplementation(() => undefined);
