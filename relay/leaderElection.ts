@@ -21,6 +21,7 @@ import {
   CoordinationV1Api,
   V1MicroTime,
   type ConfigurationOptions,
+  type HttpLibrary,
   type KubeConfig,
   type V1Lease,
 } from '@kubernetes/client-node';
@@ -79,6 +80,8 @@ export interface LeaderElectorOptions {
   readonly random?: () => number;
   /** Timeout of one Lease request (renewDeadline / 2 by default, and never past the renew deadline). */
   readonly requestTimeoutMs?: Millis;
+  /** Sends the Lease requests instead of node-fetch (the in-process transport of tests and `nlc simulate`). */
+  readonly transport?: HttpLibrary;
 }
 
 /** The leader-election record, as stored in the Lease spec. */
@@ -182,6 +185,7 @@ export class LeaderElector {
       random: this.random,
       now: () => Date.now(),
       agents: createAgentPool(),
+      ...(options.transport !== undefined && { transport: options.transport }),
     };
   }
 

@@ -400,6 +400,7 @@ export function createRelay(options: RelayOptions): Relay {
             scheduler,
             logger,
             random,
+            ...(options.transport !== undefined && { transport: options.transport }),
             callbacks: { onStartedLeading: startedLeading, onStoppedLeading: stoppedLeading },
           },
         );
