@@ -127,6 +127,18 @@ export class RelayMetrics {
     help: 'Age of the oldest event waiting to be published; 0 when none is.',
     registers: [this.registry],
   });
+  /** What a replica republished when it started leading (recentChanges.ts), by kind. */
+  readonly republishedEvents = new Counter({
+    name: 'nlc_relay_republished_events_total',
+    help: 'Events a replica queued for publishing when it started leading, so nothing its predecessor left unpublished is lost, by kind (node and pod: its current view; node_deletion: node deletions of the last 24 h; recent_change: changes of the replay window).',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+  readonly pendingRepublished = new Gauge({
+    name: 'nlc_relay_republish_pending_events',
+    help: 'Republished events still waiting for their pace (part of nlc_relay_pending_events).',
+    registers: [this.registry],
+  });
   readonly isLeader = new Gauge({
     name: 'nlc_relay_is_leader',
     help: '1 while this replica holds the leader Lease and publishes, else 0.',

@@ -6,6 +6,11 @@
 //   one object while the bus is down become one event with the latest state and the right type. So the
 //   queue is bounded by the number of objects; `maxChanges` is a guard above that, and reaching it
 //   drops the oldest change, reported to the caller (a metric and a loud log), never silently.
+// - in a second lane, what a new leader republishes (its current view, relay.ts): the publisher paces
+//   that lane, so a hand-over at 5,000 nodes is not a burst of Lambda invocations ahead of the digests.
+//   An object is pending in one lane at most: a live change of an object waiting in the republish lane
+//   takes it over (coalesced, so the newest state goes, unpaced), and a republish of an object with a
+//   live change pending merges into that change.
 // Taken items are "in flight": the caller gives back the ones that failed, and a give-back never
 // overwrites a newer change or revives a superseded digest.
 import type { EpochMillis } from '../shared/domain/types.js';
@@ -29,6 +34,8 @@ export interface QueuedChange {
   readonly event: ChangeEvent;
   /** When the relay observed the change (relay clock): the start of its publish lag. */
   readonly observedAt: EpochMillis;
+  /** From a new leader's republish (the paced lane), not from a change observed while leading. */
+  readonly republished?: true;
 }
 
 export interface QueuedDigestPart {
@@ -82,29 +89,55 @@ export interface PublishQueueOptions {
 
 export class PublishQueue {
   private readonly changes = new Map<string, QueuedChange>();
+  /** The republish lane (a new leader's view), published at the pace the publisher allows. */
+  private readonly republished = new Map<string, QueuedChange>();
   private digestParts: QueuedDigestPart[] = [];
   private generation = 0;
 
   constructor(private readonly options: PublishQueueOptions) {}
 
   /**
-   * Queues a change, merged with a pending one for the same object. Returns the change dropped to keep
-   * within maxChanges, if any.
+   * Queues a change, merged with a pending one for the same object (in either lane: the merged change
+   * is live). Returns the change dropped to keep within maxChanges, if any.
    */
   addChange(event: ChangeEvent, observedAt: EpochMillis): QueuedChange | undefined {
     const key = changeKey(event);
-    const pending = this.changes.get(key);
-    if (pending !== undefined) this.changes.delete(key); // the merged change goes to the back
+    const pending = this.changes.get(key) ?? this.republished.get(key);
+    if (pending !== undefined) {
+      // The merged change goes to the back.
+      this.changes.delete(key);
+      this.republished.delete(key);
+    }
     this.changes.set(key, {
       kind: 'change',
       key,
       event: pending === undefined ? event : coalesceChanges(pending.event, event),
       observedAt: pending?.observedAt ?? observedAt,
     });
-    if (this.changes.size <= this.options.maxChanges) return undefined;
-    const [oldestKey, oldest] = this.changes.entries().next().value ?? [];
-    if (oldestKey !== undefined) this.changes.delete(oldestKey);
-    return oldest;
+    return this.dropOverCap();
+  }
+
+  /**
+   * Queues a republished event (the paced lane). An object with a live change pending gets this newer
+   * state in that change, in place; one already in the lane is replaced in place. Returns the change
+   * dropped to keep within maxChanges, if any.
+   */
+  addRepublished(event: ChangeEvent, observedAt: EpochMillis): QueuedChange | undefined {
+    const key = changeKey(event);
+    const live = this.changes.get(key);
+    if (live !== undefined) {
+      this.changes.set(key, { ...live, event: coalesceChanges(live.event, event) });
+      return undefined;
+    }
+    const pending = this.republished.get(key);
+    this.republished.set(key, {
+      kind: 'change',
+      key,
+      event: pending === undefined ? event : coalesceChanges(pending.event, event),
+      observedAt: pending?.observedAt ?? observedAt,
+      republished: true,
+    });
+    return this.dropOverCap();
   }
 
   /** Replaces any unsent digest by this one (its parts). Returns how many unsent parts it superseded. */
@@ -120,8 +153,11 @@ export class PublishQueue {
     return superseded;
   }
 
-  /** Takes the digest parts and up to `maxChanges` changes, oldest first, out of the queue. */
-  take(maxChanges: number): QueuedItem[] {
+  /**
+   * Takes the digest parts, up to `maxChanges` changes, oldest first, and with what room is left, up to
+   * `maxRepublished` republished events, out of the queue.
+   */
+  take(maxChanges: number, maxRepublished = 0): QueuedItem[] {
     const items: QueuedItem[] = this.digestParts;
     this.digestParts = [];
     let taken = 0;
@@ -131,14 +167,22 @@ export class PublishQueue {
       this.changes.delete(key);
       taken++;
     }
+    let republished = 0;
+    for (const [key, change] of this.republished) {
+      if (taken >= maxChanges || republished >= maxRepublished) break;
+      items.push(change);
+      this.republished.delete(key);
+      taken++;
+      republished++;
+    }
     return items;
   }
 
   /**
    * Puts back an item whose publishing failed. A change merges under a newer pending change of the same
-   * object; a digest part comes back only if no newer digest was set meanwhile. Returns false when the
-   * item was superseded (nothing to resend), or when it had to be dropped to stay within maxChanges
-   * (then `dropped` receives it).
+   * object (in either lane, keeping that one's lane); a digest part comes back only if no newer digest
+   * was set meanwhile. Returns false when the item was superseded (nothing to resend), or when it had
+   * to be dropped to stay within maxChanges (then `dropped` receives it).
    */
   giveBack(item: QueuedItem, dropped?: (change: QueuedChange) => void): boolean {
     if (item.kind === 'digest') {
@@ -147,19 +191,21 @@ export class PublishQueue {
       this.digestParts.sort((a, b) => a.event.detail.part.index - b.event.detail.part.index);
       return true;
     }
-    const pending = this.changes.get(item.key);
-    if (pending !== undefined) {
+    for (const lane of [this.changes, this.republished]) {
+      const pending = lane.get(item.key);
+      if (pending === undefined) continue;
       // A newer change arrived while this one was in flight: one event says both, in its place.
-      this.changes.set(item.key, {
+      lane.set(item.key, {
         ...pending,
         event: coalesceChanges(item.event, pending.event),
         observedAt: item.observedAt,
       });
       return true;
     }
-    this.changes.set(item.key, item);
-    if (this.changes.size > this.options.maxChanges) {
-      this.changes.delete(item.key);
+    const lane = item.republished === true ? this.republished : this.changes;
+    lane.set(item.key, item);
+    if (this.pendingChanges > this.options.maxChanges) {
+      lane.delete(item.key);
       dropped?.(item);
       return false;
     }
@@ -169,12 +215,19 @@ export class PublishQueue {
   /** Forgets everything (leadership lost: the next leader publishes from its own view). */
   clear(): void {
     this.changes.clear();
+    this.republished.clear();
     this.digestParts = [];
     this.generation++;
   }
 
+  /** Pending changes, both lanes. */
   get pendingChanges(): number {
-    return this.changes.size;
+    return this.changes.size + this.republished.size;
+  }
+
+  /** Pending changes of the republish lane. */
+  get pendingRepublished(): number {
+    return this.republished.size;
   }
 
   get pendingDigestParts(): number {
@@ -182,15 +235,29 @@ export class PublishQueue {
   }
 
   get size(): number {
-    return this.changes.size + this.digestParts.length;
+    return this.pendingChanges + this.digestParts.length;
   }
 
   /** When the oldest pending item was observed, or undefined when the queue is empty. */
   oldestObservedAt(): EpochMillis | undefined {
     let oldest: EpochMillis | undefined;
-    for (const item of [...this.digestParts, ...this.changes.values()]) {
-      oldest = Math.min(oldest ?? item.observedAt, item.observedAt);
+    for (const items of [this.digestParts, this.changes.values(), this.republished.values()]) {
+      for (const item of items) oldest = Math.min(oldest ?? item.observedAt, item.observedAt);
     }
+    return oldest;
+  }
+
+  /** Over the cap: drops the oldest pending change of either lane (by when it was observed). */
+  private dropOverCap(): QueuedChange | undefined {
+    if (this.pendingChanges <= this.options.maxChanges) return undefined;
+    const live = this.changes.values().next().value;
+    const republished = this.republished.values().next().value;
+    const oldest =
+      live === undefined || (republished !== undefined && republished.observedAt < live.observedAt)
+        ? republished
+        : live;
+    if (oldest === undefined) return undefined;
+    (oldest.republished === true ? this.republished : this.changes).delete(oldest.key);
     return oldest;
   }
 }

@@ -7,8 +7,12 @@
 // - A publish that fails keeps its non-permanent failures (PublishQueue.giveBack) and waits out a
 //   capped exponential backoff (equal jitter) before the next; a permanent failure is counted and
 //   logged, never retried. Reaching the queue's cap is counted per dropped change and logged once.
+// - A new leader's republish (PublishQueue's second lane) is paced by a token bucket of
+//   `republishRate` events a second (one second's worth at once when the term starts): it fills the room
+//   a publish leaves after the digest and the live changes, so neither ever waits behind it, and the
+//   consumers' Lambda invocations stay spread out (docs/relay.md, "Guarantees").
 // - A term ends when leadership does: in-flight publishing is aborted through the sink's signal, and
-//   what is pending is forgotten (the next leader publishes from its own observations).
+//   what is pending is forgotten (the next leader republishes its own view).
 import type { EpochMillis, Millis } from '../shared/domain/types.js';
 import type { HeartbeatDigest } from '../shared/events.js';
 import { describeEvent, type EventSink, type PublishResult } from '../shared/ports/eventSink.js';
@@ -32,6 +36,8 @@ export interface PublisherOptions {
   readonly maxPendingChanges: number;
   /** Changes per publish call. */
   readonly batchSize: number;
+  /** Republished events per second at most (Infinity: unpaced). */
+  readonly republishRate: number;
   readonly backoff: PublishBackoff;
   /** Whether this replica may publish now (it leads, and is not stopping). */
   readonly canPublish: () => boolean;
@@ -48,20 +54,27 @@ export class Publisher {
   private termAbort = new AbortController();
   private flushTimer: TimerHandle | undefined;
   private retryTimer: TimerHandle | undefined;
+  private paceTimer: TimerHandle | undefined;
+  /** The republish lane's token bucket: how many republished events may go now. */
+  private tokens = 0;
+  private tokensAt: EpochMillis = 0;
   private publishing: Promise<void> | undefined;
   private flushAgain = false;
   private consecutiveFailures = 0;
   private queueFullSince: EpochMillis | undefined;
 
   constructor(private readonly options: PublisherOptions) {
+    if (!(options.republishRate > 0)) throw new RangeError('republishRate must be positive');
     this.queue = new PublishQueue({ maxChanges: options.maxPendingChanges });
   }
 
-  /** A leadership term starts: nothing pending, no backoff. */
+  /** A leadership term starts: nothing pending, no backoff, a full second of republishing allowed. */
   startTerm(): void {
     this.term++;
     this.termAbort = new AbortController();
     this.consecutiveFailures = 0;
+    this.tokens = this.options.republishRate;
+    this.tokensAt = this.options.scheduler.now();
   }
 
   /** The term ends: aborts in-flight publishing, cancels retries, forgets what is pending. */
@@ -78,7 +91,8 @@ export class Publisher {
     const { scheduler } = this.options;
     if (this.flushTimer !== undefined) scheduler.cancel(this.flushTimer);
     if (this.retryTimer !== undefined) scheduler.cancel(this.retryTimer);
-    this.flushTimer = this.retryTimer = undefined;
+    if (this.paceTimer !== undefined) scheduler.cancel(this.paceTimer);
+    this.flushTimer = this.retryTimer = this.paceTimer = undefined;
   }
 
   /** Queues a change (merged with a pending one of the same object) and schedules a flush. */
@@ -86,6 +100,12 @@ export class Publisher {
     const dropped = this.queue.addChange(event, observedAt);
     if (dropped !== undefined) this.reportQueueFull(dropped.event);
     if (flush) this.scheduleFlush();
+  }
+
+  /** Queues a republished event (the paced lane); the caller schedules the flush. */
+  addRepublished(event: ChangeEvent, observedAt: EpochMillis): void {
+    const dropped = this.queue.addRepublished(event, observedAt);
+    if (dropped !== undefined) this.reportQueueFull(dropped.event);
   }
 
   /** Replaces any unsent digest with this one and publishes it (returns the flush, to be awaited). */
@@ -103,6 +123,11 @@ export class Publisher {
 
   get pending(): number {
     return this.queue.size;
+  }
+
+  /** Republished events not sent yet. */
+  get pendingRepublished(): number {
+    return this.queue.pendingRepublished;
   }
 
   oldestObservedAt(): EpochMillis | undefined {
@@ -127,7 +152,36 @@ export class Publisher {
   }
 
   private mayPublish(): boolean {
-    return this.options.canPublish() && this.queue.size > 0 && this.retryTimer === undefined;
+    if (!this.options.canPublish() || this.retryTimer !== undefined) return false;
+    const unpaced = this.queue.size - this.queue.pendingRepublished;
+    return unpaced > 0 || (this.queue.pendingRepublished > 0 && this.refill() >= 1);
+  }
+
+  /** The token bucket, refilled for the time since its last use: how many republished events may go. */
+  private refill(): number {
+    const { republishRate, scheduler } = this.options;
+    if (republishRate === Number.POSITIVE_INFINITY) return (this.tokens = republishRate);
+    const now = scheduler.now();
+    this.tokens = Math.min(republishRate, this.tokens + ((now - this.tokensAt) * republishRate) / 1000);
+    this.tokensAt = now;
+    return this.tokens;
+  }
+
+  /**
+   * With republished events waiting for tokens, flushes again when about a tenth of a second's worth is
+   * due, in tens (a PutEvents call takes 10 entries).
+   */
+  private schedulePace(): void {
+    const { republishRate, scheduler } = this.options;
+    const waiting = this.queue.pendingRepublished;
+    if (waiting === 0 || this.paceTimer !== undefined || this.retryTimer !== undefined) return;
+    if (!this.options.canPublish() || republishRate === Number.POSITIVE_INFINITY) return;
+    const wanted = Math.min(waiting, 10 * Math.max(1, Math.ceil(republishRate / 100)));
+    const delay = Math.max(1, Math.ceil(((wanted - this.refill()) * 1000) / republishRate));
+    this.paceTimer = scheduler.after(delay, Priority.Relay, () => {
+      this.paceTimer = undefined;
+      return this.flush();
+    });
   }
 
   /** Publishes until the queue is empty, a failure waits for a retry, or publishing is not allowed. */
@@ -143,6 +197,7 @@ export class Publisher {
           if (!(await this.publishOnce())) break;
         }
       } while (this.flushRequested() && this.mayPublish());
+      this.schedulePace();
     };
     // Cleared in a later microtask: drain may complete synchronously, before the assignment.
     this.publishing = drain().finally(() => {
@@ -152,15 +207,17 @@ export class Publisher {
   }
 
   /**
-   * The shutdown flush: waits for the publish in flight, then publishes until the queue is empty, a
-   * publish fails or `signal` aborts (no backoff: there is no later). Returns how many stay unsent.
+   * The shutdown flush: waits for the publish in flight, then publishes the digest and the live changes
+   * until none is left, a publish fails or `signal` aborts (no backoff: there is no later). The
+   * republish lane stays: the next leader republishes its own view. Returns how many stay unsent,
+   * republished events included.
    */
   async drainBeforeExit(signal: AbortSignal, stillLeading: () => boolean): Promise<number> {
     this.cancelTimers();
     await this.publishing?.catch(() => undefined);
     const abort = AbortSignal.any([signal, this.termAbort.signal]);
-    while (this.queue.size > 0 && !abort.aborted && stillLeading()) {
-      if (!(await this.publishOnce(abort))) break;
+    while (this.queue.size > this.queue.pendingRepublished && !abort.aborted && stillLeading()) {
+      if (!(await this.publishOnce(abort, false))) break;
     }
     return this.queue.size;
   }
@@ -200,10 +257,12 @@ export class Publisher {
   }
 
   /** Publishes one batch; false when the rest must wait for a retry (or the term ended). */
-  private async publishOnce(signal?: AbortSignal): Promise<boolean> {
+  private async publishOnce(signal?: AbortSignal, republish = true): Promise<boolean> {
     const { metrics, logger, scheduler } = this.options;
-    const items = this.queue.take(this.options.batchSize);
+    const allowance = republish ? Math.floor(this.refill()) : 0;
+    const items = this.queue.take(this.options.batchSize, allowance);
     if (items.length === 0) return true;
+    for (const item of items) if (item.kind === 'change' && item.republished === true) this.tokens--;
     const term = this.term;
     const result = await this.send(items, signal ?? this.termAbort.signal);
     const now = scheduler.now();

@@ -8,11 +8,13 @@
 // production, virtual time in tests and `nlc simulate`).
 //
 // Every replica runs the informers and the probe tracker, so a standby that takes over publishes its
-// first digest at once, with probe times it observed itself. Only the leader publishes. A new leader
-// also publishes the changes it observed within `replayWindow` before taking over (its predecessor may
-// have observed them and not published them), and, when no leader was seen alive since its own first
-// list, that whole first list (recentChanges.ts): the functions then learn what changed while nobody
-// published. Duplicates are harmless; consumers handle at-least-once delivery.
+// first digest at once, with probe times it observed itself. Only the leader publishes. A replica that
+// starts leading (a takeover, or a fresh start) republishes, once its informers have listed, what the
+// functions need to converge whatever its predecessor failed to publish (recentChanges.ts): its current
+// view (every node; the pods of nodes that are not Ready or NoExecute-tainted), the node deletions of
+// the last 24 h and the changes of the last `replayWindow`. The view goes through the publisher's paced
+// lane, after the digests and the live changes. Duplicates are harmless; consumers handle at-least-once
+// delivery, and a newer stored resourceVersion wins over a republished node.
 import type { HttpLibrary, KubeConfig, Watch } from '@kubernetes/client-node';
 import type { EpochMillis, Millis, Node, Pod } from '../shared/domain/types.js';
 import { NodeChangedDetailType, PodChangedDetailType, type HeartbeatDigest } from '../shared/events.js';
@@ -31,7 +33,7 @@ import { silentLogger, type RelayLogger } from './logger.js';
 import { RelayMetrics, type DigestSkipReason } from './metrics.js';
 import type { ChangeEvent } from './publishQueue.js';
 import { Publisher, type PublishBackoff } from './publisher.js';
-import { RecentChanges } from './recentChanges.js';
+import { currentView, RecentChanges } from './recentChanges.js';
 import type { ChangeSource, ReflectorBackoff, ReflectorStatus } from './reflector.js';
 import {
   buildDigest,
@@ -75,6 +77,13 @@ export interface RelayOptions {
   readonly replayWindow?: Millis;
   /** Recent changes kept for a takeover (200,000). */
   readonly maxRecentChanges?: number;
+  /** How far back a new leader republishes node deletions (24 h). */
+  readonly deletedNodesWindow?: Millis;
+  /**
+   * Events a second at most of a new leader's republished view (250: 500 rule invocations a second,
+   * under every region's EventBridge invocation quota; 5,000 nodes in 20 s). Infinity: unpaced.
+   */
+  readonly republishRate?: number;
   /** Timeout of one list request (60 s: a page of 500 pods from a busy API server). */
   readonly listTimeoutMs?: Millis;
   readonly reflectorBackoff?: Partial<ReflectorBackoff>;
@@ -108,6 +117,8 @@ export interface RelayStatus {
   readonly synced: boolean;
   readonly informers: readonly ReflectorStatus[];
   readonly pendingEvents: number;
+  /** Of pendingEvents, the republished ones still waiting for their pace. */
+  readonly pendingRepublished: number;
   readonly trackedNodes: number;
   readonly recentChanges: number;
 }
@@ -157,11 +168,17 @@ export function createRelay(options: RelayOptions): Relay {
 
   const tracker = newProbeTracker();
   const interner = new Interner();
-  const recent = new RecentChanges({ window: replayWindow, max: options.maxRecentChanges ?? 200_000 });
+  const recent = new RecentChanges({
+    window: replayWindow,
+    max: options.maxRecentChanges ?? 200_000,
+    ...(options.deletedNodesWindow !== undefined && { deletedNodesWindow: options.deletedNodesWindow }),
+  });
 
   // Leadership state. The publisher's terms follow it.
   let leading = false;
   let leaderSince: EpochMillis | undefined;
+  /** This term has not republished yet (it does once the informers have listed). */
+  let republishDue = false;
   let sequence = 0;
   let stopped = false;
   let syncedAt: EpochMillis | undefined;
@@ -177,6 +194,7 @@ export function createRelay(options: RelayOptions): Relay {
     random,
     maxPendingChanges: options.maxPendingChanges ?? 200_000,
     batchSize: options.publishBatchSize ?? 500,
+    republishRate: options.republishRate ?? 250,
     backoff: { initialMs: 500, maxMs: 30_000, ...options.publishBackoff },
     canPublish,
   });
@@ -217,6 +235,7 @@ export function createRelay(options: RelayOptions): Relay {
           leases: leases.status().objects,
           pods: pods.status().objects,
         });
+        if (leading) republish();
       },
     },
   });
@@ -253,7 +272,9 @@ export function createRelay(options: RelayOptions): Relay {
   }
 
   function change(event: ChangeEvent, source: ChangeSource, now: EpochMillis): void {
-    const dropped = recent.add({ event, observedAt: now, initial: source === 'initial' });
+    // A first list is not a change: the current view, republished once every list is done, says it.
+    if (source === 'initial') return;
+    const dropped = recent.add({ event, observedAt: now });
     if (dropped > 0) metrics.eventsDropped.inc({ reason: 'replay_full' }, dropped);
     if (leading) publisher.addChange(event, now);
   }
@@ -362,19 +383,49 @@ export function createRelay(options: RelayOptions): Relay {
     publisher.startTerm();
     metrics.isLeader.set(1);
     metrics.leadershipChanges.inc({ change: 'started' });
-    // The first list is news to the functions unless a leader was seen alive after it.
-    const lastForeign = elector?.lastForeignRenewalObservedAt();
-    const leaderSeenAfterSync = lastForeign !== undefined && syncedAt !== undefined && lastForeign > syncedAt;
-    const replay = recent.replay(since, !leaderSeenAfterSync);
-    for (const c of replay) publisher.addChange(c.event, c.observedAt, false);
-    logger.info('publishing as leader', {
-      relayId,
-      leaderSince: since,
-      replayed: replay.length,
-      firstListReplayed: !leaderSeenAfterSync,
-    });
+    logger.info('publishing as leader', { relayId, leaderSince: since });
+    republishDue = true;
+    if (syncedAt !== undefined) republish();
     // The first digest at once: consumers hear from the new leader without waiting a period.
     digestTimer = scheduler.every(options.nodeMonitorPeriod, since, Priority.Relay, digestTick);
+    publisher.scheduleFlush();
+  }
+
+  // Why republish on every takeover (docs/relay.md, "Guarantees"): the predecessor may have observed
+  // changes it never published (a bus outage, then a stop with events pending, or a crash), for any
+  // length of time, and no replica can tell which. The alternative, a durable outbox every replica
+  // writes, costs a write per change on the hot path and a store the relay does not otherwise need;
+  // the view costs one paced burst per takeover, and the consumers are idempotent and order nodes by
+  // resourceVersion, so a republished copy never undoes a newer one.
+  function republish(): void {
+    if (!republishDue || !leading) return;
+    republishDue = false;
+    const now = scheduler.now();
+    // Live lane, first: the recent changes (deletions, pods of healthy nodes the view cannot show).
+    const replay = recent.replay(now);
+    for (const c of replay) publisher.addChange(c.event, c.observedAt, false);
+    // Paced lane: node deletions, the nodes the functions act on, their pods, the other nodes.
+    const deletions = recent.nodeDeletions(now);
+    for (const c of deletions) publisher.addRepublished(c.event, c.observedAt);
+    const view = currentView(cluster, nodes.values(), pods.values());
+    for (const event of [...view.nodesNeedingAction, ...view.pods, ...view.otherNodes]) {
+      publisher.addRepublished(event, now);
+    }
+    const counts = {
+      node: view.nodesNeedingAction.length + view.otherNodes.length,
+      pod: view.pods.length,
+      node_deletion: deletions.length,
+      recent_change: replay.length,
+    };
+    for (const [kind, count] of Object.entries(counts)) metrics.republishedEvents.inc({ kind }, count);
+    logger.info('republishing the current view as the new leader', {
+      relayId,
+      nodes: counts.node,
+      nodesNeedingAction: view.nodesNeedingAction.length,
+      pods: counts.pod,
+      nodeDeletions: counts.node_deletion,
+      recentChanges: counts.recent_change,
+    });
     publisher.scheduleFlush();
   }
 
@@ -382,6 +433,7 @@ export function createRelay(options: RelayOptions): Relay {
     if (!leading) return;
     leading = false;
     leaderSince = undefined;
+    republishDue = false;
     if (digestTimer !== undefined) scheduler.cancel(digestTimer);
     digestTimer = undefined;
     const unsent = publisher.endTerm();
@@ -412,6 +464,7 @@ export function createRelay(options: RelayOptions): Relay {
     const now = scheduler.now();
     recent.prune(now);
     metrics.pendingEvents.set(publisher.pending);
+    metrics.pendingRepublished.set(publisher.pendingRepublished);
     const oldest = publisher.oldestObservedAt();
     metrics.oldestPendingAge.set(oldest === undefined ? 0 : Math.max(0, now - oldest) / 1000);
     for (const reflector of reflectors) {
@@ -434,7 +487,13 @@ export function createRelay(options: RelayOptions): Relay {
         AbortSignal.timeout(stopOptions.flushTimeoutMs ?? 5_000),
         () => elector === undefined || elector.isLeader(),
       );
-      if (unpublished > 0) logger.error('stopping with unpublished events', { unpublished });
+      // The successor republishes its view (recentChanges.ts): these are covered, not lost.
+      if (unpublished > 0) {
+        logger.error('stopping with unpublished events', {
+          unpublished,
+          republishPending: publisher.pendingRepublished,
+        });
+      }
     }
     if (elector !== undefined) await elector.stop({ release: true });
     else stoppedLeading('stopped');
@@ -474,6 +533,7 @@ export function createRelay(options: RelayOptions): Relay {
       synced: syncedAt !== undefined,
       informers: reflectors.map((r) => r.status()),
       pendingEvents: publisher.pending,
+      pendingRepublished: publisher.pendingRepublished,
       trackedNodes: tracker.nodes.size,
       recentChanges: recent.size,
     }),

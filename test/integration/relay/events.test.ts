@@ -107,8 +107,8 @@ describe('Node Changed', () => {
 describe('Pod Changed', () => {
   it('is published for bound pods added, bound, starting to terminate and deleted; not for unbound pods or status', async () => {
     createNode(sim, 'node-a');
-    createPod(sim, 'web-0', 'node-a');
     const t = await startRelay();
+    createPod(sim, 'web-0', 'node-a');
     await waitFor(sim, () => t.sink.podChanges().length === 1, 'web-0 ADDED');
     expect(t.sink.podChanges()[0]).toMatchObject({
       type: 'ADDED',
@@ -139,6 +139,45 @@ describe('Pod Changed', () => {
     sim.api.store.pods.delete('web-0', { namespace: 'default', gracePeriodSeconds: 0 }); // the kubelet confirms
     await waitFor(sim, () => t.sink.podChanges().length === 4, 'web-0 DELETED');
     expect(t.sink.podChanges()[3]).toMatchObject({ type: 'DELETED', pod: { name: 'web-0' } });
+  });
+});
+
+describe('the first list', () => {
+  it('is published as the relay view: every node, those the functions act on first, and only their pods', async () => {
+    createNode(sim, 'healthy');
+    createNode(sim, 'not-ready', { ready: 'False' });
+    createNode(sim, 'tainted');
+    sim.api.store.nodes.patch(
+      'tainted',
+      { spec: { taints: [{ key: 'example.com/drain', effect: 'NoExecute' }] } },
+      { type: 'merge' },
+    );
+    createPod(sim, 'on-healthy', 'healthy');
+    createPod(sim, 'on-not-ready', 'not-ready');
+    createPod(sim, 'on-tainted', 'tainted');
+    const t = await startRelay();
+    await waitFor(sim, () => t.sink.nodeChanges().length === 3, 'every node');
+    await settle(t);
+
+    expect(t.sink.nodeChanges().map((c) => [c.type, c.node.name])).toEqual([
+      ['ADDED', 'not-ready'],
+      ['ADDED', 'tainted'],
+      ['ADDED', 'healthy'],
+    ]);
+    expect(t.sink.podChanges().map((c) => [c.type, c.pod.name])).toEqual([
+      ['ADDED', 'on-not-ready'],
+      ['ADDED', 'on-tainted'],
+    ]);
+    // Each with the resourceVersion the cluster has now, so a newer stored copy wins over it.
+    for (const c of t.sink.nodeChanges()) {
+      expect(c.node.resourceVersion).toBe(sim.api.store.nodes.get(c.node.name).metadata?.resourceVersion);
+    }
+    await expect(t.relay.metrics.republishedEvents.get()).resolves.toMatchObject({
+      values: expect.arrayContaining([
+        expect.objectContaining({ labels: { kind: 'node' }, value: 3 }),
+        expect.objectContaining({ labels: { kind: 'pod' }, value: 2 }),
+      ]) as unknown,
+    });
   });
 });
 

@@ -108,8 +108,13 @@ describe('leader election', () => {
     expect(all.slice(fromA).every((d) => d.relayId === 'relay-b')).toBe(true);
     expect(all[fromA]?.sequence).toBe(0);
     expect((all[fromA]?.observedAt ?? 0) > (all[fromA - 1]?.observedAt ?? Infinity)).toBe(true);
-    // A leader was seen renewing after B's first list, so B does not republish the cluster.
-    expect(b.sink.nodeChanges()).toHaveLength(0);
+    // B cannot know what A left unpublished: it republishes its view, every node with its current
+    // state, and no pod (both nodes are Ready and untainted: no function acts on their pods).
+    expect(b.sink.nodeChanges().map((c) => [c.type, c.node.name])).toEqual([
+      ['ADDED', 'node-a'],
+      ['ADDED', 'node-b'],
+    ]);
+    expect(b.sink.podChanges()).toHaveLength(0);
   });
 
   it('makes a leader that cannot renew stop publishing before the lease can expire; the standby takes over after', async () => {

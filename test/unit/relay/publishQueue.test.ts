@@ -1,6 +1,6 @@
 // relay/publishQueue.ts and relay/recentChanges.ts: what the leader keeps while the bus is
-// unreachable (the latest digest, every change coalesced per object, a cap), and what a new leader
-// replays.
+// unreachable (the latest digest, every change coalesced per object, a cap, the republish lane), and
+// what a new leader republishes (its current view, node deletions, recent changes).
 import { describe, expect, it } from 'vitest';
 import type { Node, Pod } from '../../../shared/domain/types.js';
 import type { HeartbeatDigest } from '../../../shared/events.js';
@@ -11,7 +11,7 @@ import {
   PublishQueue,
   type ChangeEvent,
 } from '../../../relay/publishQueue.js';
-import { RecentChanges } from '../../../relay/recentChanges.js';
+import { currentView, nodeNeedsAction, RecentChanges } from '../../../relay/recentChanges.js';
 
 const t0 = Date.parse('2026-01-29T09:00:00Z');
 
@@ -191,29 +191,167 @@ describe('PublishQueue', () => {
   });
 });
 
-describe('RecentChanges', () => {
-  it('replays the window before now, with or without the first list, and forgets what is older', () => {
-    const recent = new RecentChanges({ window: 30_000, max: 100 });
-    recent.add({ event: nodeChange('ADDED', node('a')), observedAt: t0, initial: true });
-    recent.add({ event: nodeChange('ADDED', node('b')), observedAt: t0 + 20_000, initial: false });
-    recent.add({ event: nodeChange('ADDED', node('c')), observedAt: t0 + 40_000, initial: false });
-    const names = (includeInitial: boolean, now: number) =>
-      recent
-        .replay(now, includeInitial)
-        .map((c) => (c.event.detailType === 'Node Changed' ? c.event.detail.node.name : ''));
+describe('PublishQueue, republish lane', () => {
+  it('takes republished events only after the digest and the live changes, and only as many as allowed', () => {
+    const queue = new PublishQueue({ maxChanges: 10 });
+    for (const name of ['r1', 'r2', 'r3']) queue.addRepublished(nodeChange('ADDED', node(name)), t0);
+    queue.addChange(nodeChange('MODIFIED', node('live')), t0 + 1);
+    queue.setDigest([digest(1)], t0 + 1);
+    expect(queue.pendingRepublished).toBe(3);
+    expect(queue.size).toBe(5);
 
-    expect(names(true, t0 + 25_000)).toEqual(['a', 'b', 'c']);
-    expect(names(false, t0 + 25_000)).toEqual(['b', 'c']);
-    expect(names(true, t0 + 45_000)).toEqual(['b', 'c']);
+    const names = (items: ReturnType<PublishQueue['take']>) =>
+      eventsOf(items).map((e) => (e.detailType === 'Node Changed' ? e.detail.node.name : 'digest'));
+    expect(names(queue.take(10, 2))).toEqual(['digest', 'live', 'r1', 'r2']);
+    expect(names(queue.take(10, 0))).toEqual([]);
+    expect(names(queue.take(1, 5))).toEqual(['r3']);
+  });
+
+  it('hands an object over to the live lane when it changes, with its newest state', () => {
+    const queue = new PublishQueue({ maxChanges: 10 });
+    queue.addRepublished(nodeChange('ADDED', node('node-a')), t0);
+    queue.addChange(nodeChange('MODIFIED', node('node-a', { unschedulable: true })), t0 + 1);
+    expect(queue.pendingRepublished).toBe(0);
+    expect(eventsOf(queue.take(10, 0))).toEqual([
+      nodeChange('ADDED', node('node-a', { unschedulable: true })),
+    ]);
+  });
+
+  it('merges a republish into a pending live change of the object, in place', () => {
+    const queue = new PublishQueue({ maxChanges: 10 });
+    queue.addChange(nodeChange('MODIFIED', node('node-a')), t0);
+    queue.addChange(nodeChange('MODIFIED', node('node-b')), t0);
+    queue.addRepublished(nodeChange('ADDED', node('node-a', { unschedulable: true })), t0 + 1);
+    expect(queue.pendingRepublished).toBe(0);
+    expect(eventsOf(queue.take(10, 0))).toEqual([
+      nodeChange('ADDED', node('node-a', { unschedulable: true })),
+      nodeChange('MODIFIED', node('node-b')),
+    ]);
+  });
+
+  it('gives a failed republished event back to its lane, or under a newer change of the object', () => {
+    const queue = new PublishQueue({ maxChanges: 10 });
+    queue.addRepublished(nodeChange('ADDED', node('node-a')), t0);
+    queue.addRepublished(nodeChange('ADDED', node('node-b')), t0);
+    const [a, b] = queue.take(10, 2);
+    queue.addChange(nodeChange('MODIFIED', node('node-b', { unschedulable: true })), t0 + 1);
+
+    expect(a !== undefined && queue.giveBack(a)).toBe(true);
+    expect(b !== undefined && queue.giveBack(b)).toBe(true);
+    expect(queue.pendingRepublished).toBe(1);
+    expect(eventsOf(queue.take(10, 0))).toEqual([
+      nodeChange('ADDED', node('node-b', { unschedulable: true })),
+    ]);
+    expect(eventsOf(queue.take(10, 1))).toEqual([nodeChange('ADDED', node('node-a'))]);
+  });
+
+  it('counts both lanes against the cap and drops the oldest change of either', () => {
+    const queue = new PublishQueue({ maxChanges: 2 });
+    expect(queue.addRepublished(nodeChange('ADDED', node('old')), t0)).toBeUndefined();
+    expect(queue.addChange(nodeChange('ADDED', node('live')), t0 + 1)).toBeUndefined();
+    expect(queue.addRepublished(nodeChange('ADDED', node('new')), t0 + 2)?.key).toBe('node/old/old-uid');
+    expect(queue.pendingChanges).toBe(2);
+  });
+
+  it('forgets the republish lane when cleared (leadership lost)', () => {
+    const queue = new PublishQueue({ maxChanges: 10 });
+    queue.addRepublished(nodeChange('ADDED', node('node-a')), t0);
+    queue.clear();
+    expect(queue.size).toBe(0);
+    expect(queue.oldestObservedAt()).toBeUndefined();
+  });
+});
+
+describe('RecentChanges', () => {
+  it('replays the window before now and forgets what is older', () => {
+    const recent = new RecentChanges({ window: 30_000, max: 100 });
+    recent.add({ event: nodeChange('ADDED', node('a')), observedAt: t0 });
+    recent.add({ event: nodeChange('ADDED', node('b')), observedAt: t0 + 20_000 });
+    recent.add({ event: nodeChange('ADDED', node('c')), observedAt: t0 + 40_000 });
+    const names = (now: number) =>
+      recent.replay(now).map((c) => (c.event.detailType === 'Node Changed' ? c.event.detail.node.name : ''));
+
+    expect(names(t0 + 25_000)).toEqual(['a', 'b', 'c']);
+    expect(names(t0 + 45_000)).toEqual(['b', 'c']);
     recent.prune(t0 + 45_000);
     expect(recent.size).toBe(2);
   });
 
   it('keeps at most `max` entries, dropping the oldest and saying how many', () => {
     const recent = new RecentChanges({ window: 30_000, max: 2 });
-    const add = (name: string) =>
-      recent.add({ event: nodeChange('ADDED', node(name)), observedAt: t0, initial: false });
+    const add = (name: string) => recent.add({ event: nodeChange('ADDED', node(name)), observedAt: t0 });
     expect([add('a'), add('b'), add('c')]).toEqual([0, 0, 1]);
     expect(recent.size).toBe(2);
+  });
+
+  it('keeps node deletions for their own window, far longer than the replay window, within a cap', () => {
+    const hour = 3_600_000;
+    const recent = new RecentChanges({
+      window: 30_000,
+      max: 100,
+      deletedNodesWindow: 24 * hour,
+      maxDeletedNodes: 2,
+    });
+    recent.add({ event: nodeChange('DELETED', node('gone-1')), observedAt: t0 });
+    recent.add({ event: podChange('DELETED', pod('web-0', 'gone-1')), observedAt: t0 });
+    recent.add({ event: nodeChange('DELETED', node('gone-2')), observedAt: t0 + hour });
+    const deleted = (now: number) =>
+      recent
+        .nodeDeletions(now)
+        .map((c) => (c.event.detailType === 'Node Changed' ? c.event.detail.node.name : ''));
+
+    recent.prune(t0 + 2 * hour);
+    expect(recent.replay(t0 + 2 * hour)).toEqual([]);
+    expect(deleted(t0 + 2 * hour)).toEqual(['gone-1', 'gone-2']);
+    recent.prune(t0 + 24 * hour + 1);
+    expect(deleted(t0 + 24 * hour + 1)).toEqual(['gone-2']);
+    expect(recent.add({ event: nodeChange('DELETED', node('gone-3')), observedAt: t0 + 25 * hour })).toBe(0);
+    expect(recent.add({ event: nodeChange('DELETED', node('gone-4')), observedAt: t0 + 25 * hour })).toBe(1);
+    expect(deleted(t0 + 25 * hour)).toEqual(['gone-3', 'gone-4']);
+  });
+});
+
+describe('currentView', () => {
+  const ready = (status: 'True' | 'False' | 'Unknown') => ({
+    conditions: [{ type: 'Ready', status }],
+  });
+  const nodes = [
+    node('healthy', ready('True')),
+    node('not-ready', ready('False')),
+    node('unknown', ready('Unknown')),
+    node('never-reported'),
+    node('drained', { ...ready('True'), taints: [{ key: 'example.com/drain', effect: 'NoExecute' }] }),
+    node('cordoned', { ...ready('True'), taints: [{ key: 'example.com/x', effect: 'NoSchedule' }] }),
+  ];
+
+  it('is every node, those the functions act on first, and the pods bound to those only', () => {
+    const pods = nodes.map((n) => pod(`on-${n.name}`, n.name));
+    const view = currentView('prod', nodes, pods);
+    const nodeNames = (events: readonly ChangeEvent[]) =>
+      events.map((e) => (e.detailType === 'Node Changed' ? `${e.detail.type} ${e.detail.node.name}` : ''));
+    expect(nodeNames(view.nodesNeedingAction)).toEqual([
+      'ADDED not-ready',
+      'ADDED unknown',
+      'ADDED never-reported',
+      'ADDED drained',
+    ]);
+    expect(nodeNames(view.otherNodes)).toEqual(['ADDED healthy', 'ADDED cordoned']);
+    expect(
+      view.pods.map((e) => (e.detailType === 'Pod Changed' ? `${e.detail.type} ${e.detail.pod.name}` : '')),
+    ).toEqual(['ADDED on-not-ready', 'ADDED on-unknown', 'ADDED on-never-reported', 'ADDED on-drained']);
+    // The state as cached, resourceVersion included: no oldNoExecuteTaints, which would let taint
+    // eviction skip a node whose taints did not change.
+    expect(view.nodesNeedingAction[3]).toEqual(nodeChange('ADDED', nodes[4] as Node));
+  });
+
+  it('tells the nodes the functions act on: not Ready or NoExecute-tainted', () => {
+    expect(nodes.map((n) => [n.name, nodeNeedsAction(n)])).toEqual([
+      ['healthy', false],
+      ['not-ready', true],
+      ['unknown', true],
+      ['never-reported', true],
+      ['drained', true],
+      ['cordoned', false],
+    ]);
   });
 });
