@@ -14,7 +14,7 @@ import { makeKubeConfig } from '../../local/apiserver/index.js';
 import { formatTime } from '../../local/apiserver/timestamps.js';
 import { inProcessHttpLibrary, inProcessWatch } from '../../local/simulate/transport.js';
 import { RelayMetrics } from '../../relay/metrics.js';
-import { createRelay, type Relay } from '../../relay/relay.js';
+import { createRelay, type Relay, type RelayOptions } from '../../relay/relay.js';
 import type { EpochMillis, Millis } from '../../shared/domain/types.js';
 import type { OutgoingEvent } from '../../shared/events.js';
 import type { EventSink, PublishOptions, PublishResult } from '../../shared/ports/eventSink.js';
@@ -95,7 +95,12 @@ afterEach(async () => {
   for (const r of replicas.splice(0)) await r.relay.stop({ flushTimeoutMs: 100 });
 });
 
-async function startReplica(c: InProcessCluster, bus: RecordingSink, relayId: string): Promise<Replica> {
+async function startReplica(
+  c: InProcessCluster,
+  bus: RecordingSink,
+  relayId: string,
+  overrides: Partial<RelayOptions> = {},
+): Promise<Replica> {
   const scheduler = new KillableScheduler(c.scheduler);
   const sink = new ReplicaSink(bus);
   const logger = new MemoryLogger();
@@ -113,6 +118,7 @@ async function startReplica(c: InProcessCluster, bus: RecordingSink, relayId: st
     random: () => 0.5,
     transport: inProcessHttpLibrary(c.server),
     watch: inProcessWatch(c.store.registry, { faults: c.faults, user: RelayUser }),
+    ...overrides,
   });
   const replica: Replica = {
     relay,
@@ -281,6 +287,23 @@ describe('a relay leader hand-over during a bus outage', () => {
     expectConverged(c, bus, since);
     expectDigestsFrom(bus, 'relay-b', since, c.scheduler.now());
     expect(b.relay.status().pendingEvents).toBe(0);
+  });
+
+  it('logs no error when a leader stops with only its republished view unsent (a rolling update)', async () => {
+    const { c, bus, a, b } = await setUp();
+    await a.relay.stop({ flushTimeoutMs: 1_000 });
+    await b.relay.stop();
+    // A new replica paced at one event a second: two of its three nodes wait when it is stopped.
+    const slow = await startReplica(c, bus, 'relay-c', { republishRate: 1 });
+    await c.scheduler.advance(S / 2);
+    expect(slow.relay.isLeader()).toBe(true);
+    expect(slow.relay.status().pendingRepublished).toBeGreaterThan(0);
+
+    await slow.relay.stop({ flushTimeoutMs: 1_000 });
+    expect(slow.logger.lines.filter((l) => l.level === 'error')).toEqual([]);
+    expect(slow.logger.lines.map((l) => l.message)).toContain(
+      'stopping before the republished view was all sent; the next leader republishes its own',
+    );
   });
 
   // The deletion is the documented limit (docs/relay.md, "Guarantees"): no process that saw it remains.
