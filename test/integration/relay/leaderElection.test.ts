@@ -5,8 +5,8 @@
 import { readFile } from 'node:fs/promises';
 import type { V1Lease } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { parseAllDocuments } from 'yaml';
-import type { PolicyRule, Wire } from '../../../local/apiserver/index.js';
+import type { Wire } from '../../../local/apiserver/index.js';
+import { RelayUser, subjectRules } from '../../../local/simulate/identities.js';
 import { compareDigestPosition } from '../../../shared/heartbeatDigest.js';
 import type { HeartbeatDigest } from '../../../shared/events.js';
 import {
@@ -161,20 +161,13 @@ describe('leader election', () => {
 });
 
 describe('infra/relay/rbac.yaml', () => {
-  it('grants exactly what the relay needs: informers cluster-wide, its Lease in its namespace', async () => {
+  it('grants exactly what the relay needs: informers cluster-wide, node Leases in kube-node-lease, its Lease in its namespace', async () => {
     const text = await readFile(new URL('../../../infra/relay/rbac.yaml', import.meta.url), 'utf8');
-    const objects = parseAllDocuments(text).map(
-      (doc) => doc.toJS() as { kind: string; rules?: PolicyRule[] },
-    );
-    const clusterRules = objects.find((o) => o.kind === 'ClusterRole')?.rules ?? [];
-    const namespacedRules = (objects.find((o) => o.kind === 'Role')?.rules ?? []).map((rule) => ({
-      ...rule,
-      namespaces: [RelayNamespace],
-    }));
+    // What the manifest's bindings grant the relay's service account, each Role in its own namespace.
     const serviceAccount = {
-      name: 'system:serviceaccount:nlc-system:nlc-relay',
+      name: RelayUser,
       token: 'token-relay-sa',
-      rules: [...clusterRules, ...namespacedRules],
+      rules: subjectRules(text, RelayUser),
     };
     const s = (sim = await startSim({ identities: [serviceAccount] }));
     createNode(s, 'node-a');
