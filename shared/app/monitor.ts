@@ -19,7 +19,7 @@ import type { ControllerState } from '../domain/controllerState.js';
 import { driveAsync } from '../domain/effects.js';
 import { monitorNodeHealth, type MonitorPassResult } from '../domain/monitorNodeHealth.js';
 import { nextHandOutAt } from '../domain/rateLimitedTimedQueue.js';
-import type { EpochMillis, Lease } from '../domain/types.js';
+import type { EpochMillis, Lease, Node } from '../domain/types.js';
 import { EventParseError, VersionConflictError } from '../errors.js';
 import type { HeartbeatDigest } from '../events.js';
 import { digestIsNewer, mergeDigestParts, type DigestPosition } from '../heartbeatDigest.js';
@@ -328,7 +328,13 @@ async function passAndCommit(
   }
 
   const leases = new Map<string, Lease>([...digest.probes].map(([name, at]) => [name, { renewTime: at }]));
-  const nodes = [...loaded.nodes.values()];
+  // Nodes the relay knows (the digest names them) that the node cache lacks: their Node Changed is late,
+  // or was lost. Read from the API, a node counts in its zone from the first digest that names it (a
+  // zone counted without its dead nodes would be tainted at the normal rate); kept with the pass's copies.
+  const fetched = await readMissingNodes(deps, loaded, digest);
+  const nodes = [...loaded.nodes.values(), ...fetched.values()].sort((a, b) =>
+    a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+  );
   const passStarted = clock.now();
   const pass: MonitorPassResult = await driveAsync(
     // The digest is the only probe source (nodeHealth.ts heartbeatIsProbe): the node copies lag.
@@ -363,7 +369,9 @@ async function passAndCommit(
   // Nodes the API returned in this pass are newer than the cache's copies (heartbeat-only status posts
   // are not Node Changed): keep them, so the next status write starts from the cluster's resourceVersion.
   // putNode never replaces a newer copy, so a Node Changed that got there first wins.
-  for (const node of pass.nodeCopies.values()) await stores.nodes.putNode(cluster, node, opts);
+  for (const node of new Map([...fetched, ...pass.nodeCopies]).values()) {
+    await stores.nodes.putNode(cluster, node, opts);
+  }
 
   await executor.record(
     passDecisions({ before, pass, nodes: loaded.nodes, evictionMode: config.evictionMode, now }),
@@ -402,6 +410,40 @@ async function passAndCommit(
     dryRun: config.dryRun,
   });
   return summary;
+}
+
+/** Nodes read from the API per pass for the node cache (readMissingNodes); the rest the next pass. */
+export const MaxMissingNodeReadsPerPass = 20;
+
+/**
+ * The nodes the digest names (the relay has a Lease or a status for them) that the node cache lacks,
+ * read from the API (at most MaxMissingNodeReadsPerPass, in name order). A node the API no longer has
+ * is left out: its Node Changed DELETED will say so.
+ */
+async function readMissingNodes(
+  deps: MonitorDeps,
+  loaded: LoadedState,
+  digest: HeartbeatDigest,
+): Promise<Map<string, Node>> {
+  const { cluster, observer, signal } = deps;
+  const missing = [...digest.probes.keys()].filter((name) => !loaded.nodes.has(name)).sort();
+  const fetched = new Map<string, Node>();
+  for (const name of missing.slice(0, MaxMissingNodeReadsPerPass)) {
+    const got = await cluster.execute(
+      { kind: 'getNode', node: name },
+      signal === undefined ? {} : { signal },
+    );
+    if (got.ok) fetched.set(name, got.value);
+  }
+  if (missing.length > 0) {
+    observer.info('nodes missing from the node cache read from the API', {
+      cluster: deps.config.cluster,
+      missing: missing.length,
+      read: fetched.size,
+      nodes: missing.slice(0, 10),
+    });
+  }
+  return fetched;
 }
 
 /**

@@ -11,7 +11,7 @@
 //   zone-b (52): SwapLimiter(0.01). The old 0.1/s bucket still held its token (never used), so the new
 //   bucket is not drained: it starts full.
 // - 90 s: the nodes are queued (observed Unknown, #120815). zone-b: the first token at once, then one
-//   every 1 / 0.01 = 100 s: 90, 190, …, 890 s: 9 NoExecute taints in 15 minutes. The queue hands nodes
+//   every 1 / 0.01 = 100 s: 90, 190, …, 890 s: 9 NoExecute taints by the end (945 s). The queue hands nodes
 //   out in the order they were queued, which is the monitor's node order (by name): b-1, b-10, b-11, …
 // - Each tainted node's pod (300 s default toleration) is deleted 300 s after its taint: 390 … 890 s,
 //   6 pods. No pod in zone-a.
@@ -23,7 +23,7 @@ const unknownAt = firstPassAfter(30 + 50); // 85
 const queuedAt = unknownAt + 5; // 90
 const secondaryRate = 0.01;
 const tokenEvery = 1 / secondaryRate; // 100 s
-const end = 900;
+const end = 945; // the scenario's duration, 15m45s: between two tokens, so delivery delays change nothing
 const taintTimes = Array.from(
   { length: Math.floor((end - queuedAt) / tokenEvery) + 1 },
   (_, i) => queuedAt + i * tokenEvery,

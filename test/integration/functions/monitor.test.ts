@@ -211,6 +211,30 @@ describe('a status write that keeps failing', () => {
   });
 });
 
+describe('a node whose Node Changed is late or lost', () => {
+  it('is read from the API when a digest names it, counted in its zone, and kept in the node cache', async () => {
+    await threeNodes();
+    // node-d registers; its Node Changed ADDED is late (or was dead-lettered): the cache lacks it.
+    world.addNode('node-d');
+    world.now = t0 + 5 * S;
+    const digest = world.digest(++sequence, world.now, {
+      'node-a': world.now - S,
+      'node-b': world.now - S,
+      'node-c': world.now - S,
+      'node-d': world.now - S,
+    });
+    const outcome = await runMonitorPass(world.monitorDeps(), digest, { cache });
+    expect(outcome).toMatchObject({ kind: 'processed', summary: { nodes: 4 } });
+    const loaded = await world.stores.controllerState.load('test');
+    expect(loaded.state.knownNodes.has('node-d')).toBe(true);
+    expect(loaded.zones.get(zoneKey(ZoneA))?.zoneSize).toBe(4);
+    expect(await world.stores.nodes.getNode('test', 'node-d')).toMatchObject({ name: 'node-d' });
+    expect(world.observer.logs).toContainEqual(
+      expect.objectContaining({ message: 'nodes missing from the node cache read from the API' }),
+    );
+  });
+});
+
 describe('delivery', () => {
   it('a duplicate digest is a no-op: no API request writes, no DynamoDB write', async () => {
     await threeNodes();
