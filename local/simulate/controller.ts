@@ -55,7 +55,7 @@ import type { ClusterPort } from '../../shared/ports/cluster.js';
 import type { EventSink, PublishFailure } from '../../shared/ports/eventSink.js';
 import type { LogFields, Observer } from '../../shared/ports/observer.js';
 import { Priority, type Scheduler } from '../../shared/ports/scheduler.js';
-import type { LoadedState, StateStores } from '../../shared/ports/stores.js';
+import type { DecisionRecord, LoadedState, StateStores } from '../../shared/ports/stores.js';
 import { DeliveryChaos, type ChaosSettings, type DeliveryStats } from './chaos.js';
 import { targetsOf, type Rule } from './routing.js';
 import type { TimelineRecord } from './timeline.js';
@@ -112,6 +112,8 @@ export interface SimulatedControllerOptions {
   readonly diagnose: Diagnose;
   /** Duplicated, delayed and failing deliveries (`nlc simulate --chaos`); none when absent. */
   readonly chaos?: ChaosSettings;
+  /** Every decision the functions record (the Decisions trail), as it is recorded. */
+  readonly onDecision?: (decision: DecisionRecord) => void;
 }
 
 export interface SimulatedController {
@@ -163,6 +165,7 @@ export function createSimulatedController(options: SimulatedControllerOptions): 
     },
     metric: () => undefined,
     decided: (decision) => {
+      options.onDecision?.(decision);
       if (decision.source !== MonitorSource || decision.what !== 'zoneState') return;
       const { from, to } = decision.inputs ?? {};
       const label = decision.node.replace(/^#zone:/, '');

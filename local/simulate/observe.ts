@@ -174,3 +174,31 @@ export function observeController(
     for (const stop of stops) stop();
   };
 }
+
+/** A node's Ready status in the API: True, False, Unknown, `''` without one, `Deleted` once it is gone. */
+export type NodeReadyStatus = ConditionStatus | '' | 'Deleted';
+
+/**
+ * Watches the store and reports every node as it is added, every change of a node's Ready status by
+ * anyone (the kubelets' too, which are not timeline records) and every node deleted: what a picture of
+ * the run (`nlc simulate --report`) needs besides the controller's records. Returns a function that
+ * stops watching.
+ *
+ * @example
+ * const stop = observeNodeReady(api.registry, (node, ready) => lanes.set(node, ready));
+ */
+export function observeNodeReady(
+  registry: Registry,
+  emit: (node: string, ready: NodeReadyStatus) => void,
+): () => void {
+  const ready = (obj: Readonly<JsonObject> | undefined): NodeReadyStatus => {
+    const status = conditions(obj, 'status', 'conditions').find((c) => c.type === 'Ready')?.status ?? '';
+    return STATUSES.includes(status) ? (status as ConditionStatus) : '';
+  };
+  return registry.store.watch(nodes.storage, undefined, (event) => {
+    const node = text(event.object, 'metadata', 'name');
+    if (event.type === 'DELETED') emit(node, 'Deleted');
+    else if (event.type === 'ADDED' || ready(event.object) !== ready(event.previous))
+      emit(node, ready(event.object));
+  });
+}

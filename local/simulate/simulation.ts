@@ -35,7 +35,7 @@ import { formatZoneKey, getZoneKey } from '../../shared/domain/zones.js';
 import type { EpochMillis, Millis } from '../../shared/domain/types.js';
 import type { LogFields } from '../../shared/ports/observer.js';
 import { Priority, type Scheduler } from '../../shared/ports/scheduler.js';
-import type { LoadedState } from '../../shared/ports/stores.js';
+import type { DecisionRecord, LoadedState } from '../../shared/ports/stores.js';
 import { createRelay, type Relay } from '../../relay/relay.js';
 import { defaultLeaseWatchStallTimeout } from '../../relay/settings.js';
 import { createApiStore, makeKubeConfig, type ApiStore, type Wire } from '../apiserver/index.js';
@@ -47,7 +47,7 @@ import { VirtualScheduler } from '../virtualScheduler.js';
 import { seededRandom, type ChaosSettings, type DeliveryStats } from './chaos.js';
 import { createSimulatedController, type SimulatedController } from './controller.js';
 import { simulatorIdentities } from './identities.js';
-import { observeController } from './observe.js';
+import { observeController, observeNodeReady, type NodeReadyStatus } from './observe.js';
 import { loadServerlessRules } from './routing.js';
 import type { Scenario, ScenarioAction } from './scenario.js';
 import { startStateStore, type SimulatedStateStore } from './stateStore.js';
@@ -103,6 +103,12 @@ export interface SimulationOptions {
    * Summary then also counts deliveries, failures and dead-lettered deliveries.
    */
   readonly chaos?: ChaosSettings;
+  /**
+   * For a picture of the run (`--report`): every decision the functions record, and every node's
+   * Ready status as the API holds it (added, changed by anyone, deleted), each with its `t`.
+   */
+  readonly onDecision?: (t: number, decision: DecisionRecord) => void;
+  readonly onNodeReady?: (t: number, node: string, ready: NodeReadyStatus) => void;
 }
 
 const noWait = (): Promise<void> => Promise.resolve();
@@ -217,6 +223,14 @@ export async function runSimulation(
     },
   });
   const stopObserving = observeController(store.registry, () => controllerDepth > 0, emit);
+  const { onNodeReady, onDecision } = options;
+  const sinceStart = (): number => (scheduler.now() - start) / 1000;
+  const stopObservingReady =
+    onNodeReady === undefined
+      ? () => undefined
+      : observeNodeReady(store.registry, (node, ready) => {
+          onNodeReady(sinceStart(), node, ready);
+        });
   const fleet = new KubeletFleet({
     store,
     scheduler,
@@ -254,6 +268,11 @@ export async function runSimulation(
       emit,
       diagnose,
       ...(options.chaos !== undefined && { chaos: options.chaos }),
+      ...(onDecision !== undefined && {
+        onDecision: (decision: DecisionRecord) => {
+          onDecision(sinceStart(), decision);
+        },
+      }),
     });
     controller = running;
 
@@ -372,6 +391,7 @@ export async function runSimulation(
     // A run that failed midway still releases everything it started.
     await relay?.stop({ flushTimeoutMs: 0 }).catch(() => undefined);
     stopObserving();
+    stopObservingReady();
     fleet.close();
     await server.close();
     await state?.close();
