@@ -5,13 +5,8 @@
 import type { Effect, EffectResult } from '../domain/effects.js';
 import type { EpochMillis } from '../domain/types.js';
 import type { ClusterPort } from '../ports/cluster.js';
-import type { Observer } from '../ports/observer.js';
+import type { Decision, Observer } from '../ports/observer.js';
 import type { DecisionRecord, DecisionStore, JsonValue } from '../ports/stores.js';
-
-/** A recorded decision, with the cluster it concerns. */
-export interface Decision extends DecisionRecord {
-  readonly cluster: string;
-}
 
 type ChangingEffect = Extract<
   Effect,

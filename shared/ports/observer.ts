@@ -1,7 +1,12 @@
 // How the application layer reports: one structured log line per invocation, debug lines for
 // per-node reasoning, and metrics under upstream's names. Lambda handlers back it with Powertools
 // (shared/observability.ts); the simulator and tests pass a recording or silent observer.
-import type { Decision } from '../app/decisions.js';
+import type { DecisionRecord } from './stores.js';
+
+/** A recorded decision, with the cluster it concerns (what the app layer hands to `decided`). */
+export interface Decision extends DecisionRecord {
+  readonly cluster: string;
+}
 
 /** Upstream metric names (pkg/controller/nodelifecycle/metrics.go, tainteviction/metrics). */
 export type MetricName =

@@ -5,12 +5,11 @@
 import { nodeFromV1, podFromV1 } from '../../shared/adapters/kubernetes/mapping.js';
 import { createKubernetesCluster } from '../../shared/adapters/kubernetes/cluster.js';
 import type { DynamoDbStores } from '../../shared/adapters/dynamodb/index.js';
-import type { Decision } from '../../shared/app/decisions.js';
 import type { EpochMillis, Node, Pod, Toleration } from '../../shared/domain/types.js';
 import type { NodeChanged, PodChanged } from '../../shared/events.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { ClusterPort } from '../../shared/ports/cluster.js';
-import type { LogFields, MetricName, Observer } from '../../shared/ports/observer.js';
+import type { Decision, LogFields, MetricName, Observer } from '../../shared/ports/observer.js';
 import { startApiServer, type ApiServerHandle, type RequestRecord } from '../../local/apiserver/index.js';
 import { startDynalite, type DynamoFixture } from './dynalite.js';
 
