@@ -20,7 +20,7 @@ export default defineConfig(
     },
   },
   {
-    // The domain is pure (DESIGN §2): no I/O, no clock reads, no SDKs. Time is an argument.
+    // The domain is pure (docs/architecture.md#layout): no I/O, no clock reads, no SDKs. Time is an argument.
     files: ['shared/domain/**/*.ts'],
     rules: {
       'no-restricted-imports': [

@@ -27,7 +27,7 @@ const ScheduledEvent = EventBridgeSchema.extend({
 export const DrainerEvent = z.union([ScheduledEvent, DrainerInvocation]);
 export type DrainerEvent = z.output<typeof DrainerEvent>;
 
-// Once per cold start: clients and config only (STYLE middy 2.5).
+// Once per cold start: clients and config only (docs/contributing.md#module-scope).
 let runtime: Promise<Runtime> | undefined;
 function getRuntime(): Promise<Runtime> {
   runtime ??= loadRuntime(process.env, { source: 'drainer' }).catch((error: unknown) => {

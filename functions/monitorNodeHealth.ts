@@ -30,8 +30,8 @@ export const ScheduledEvent = EventBridgeSchema.extend({
 export const MonitorEvent = z.discriminatedUnion('detail-type', [HeartbeatDigestEvent, ScheduledEvent]);
 export type MonitorEvent = z.output<typeof MonitorEvent>;
 
-// Once per cold start: clients and config (STYLE middy 2.5). A failed load is retried by the next
-// invocation instead of poisoning the container.
+// Once per cold start: clients and config (docs/contributing.md#module-scope). A failed load is retried by
+// the next invocation instead of poisoning the container.
 let runtime: Promise<Runtime> | undefined;
 function getRuntime(): Promise<Runtime> {
   runtime ??= loadRuntime(process.env, { source: 'monitor' }).catch((error: unknown) => {

@@ -1,4 +1,4 @@
-// The project's error classes (STYLE Part 2, "Errors"). Expected outcomes are values; these are thrown
+// The project's error classes (docs/contributing.md#errors). Expected outcomes are values; these are thrown
 // only at the edges (bad settings, bad scenarios) or when an invariant breaks. Adapters map SDK and HTTP
 // errors to subclasses of NlcError, so no code above them sees an SDK error type.
 
@@ -329,7 +329,7 @@ export interface ScenarioIssue {
 }
 
 /**
- * An invalid `nlc simulate` scenario (SCENARIOS.md): one line per problem, each naming the field. The
+ * An invalid `nlc simulate` scenario (docs/simulate.md): one line per problem, each naming the field. The
  * CLI exits with 2 for it. `source` names the file when there is one.
  *
  * @example

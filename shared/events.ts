@@ -1,4 +1,4 @@
-// The event contracts between the relay and the functions (DESIGN §3; docs/events.md is the reference).
+// The event contracts between the relay and the functions (docs/events.md is the reference).
 //
 // Three EventBridge events, source `nlc.relay`, each detail versioned (`schemaVersion: 1`) and carrying
 // the `cluster`. The schemas here are zod codecs: parsing a detail *decodes* the wire form (times as
@@ -11,7 +11,7 @@
 //
 // Readers are tolerant (unknown fields are ignored, so additive changes keep v1) and strict about what
 // they use: a bad value or an unknown schemaVersion is rejected with one line per problem naming the
-// field, before any I/O (STYLE "Validation happens at the edges").
+// field, before any I/O (docs/contributing.md#validation).
 import { Buffer } from 'node:buffer';
 import { EventBridgeSchema } from '@aws-lambda-powertools/parser/schemas/eventbridge';
 import { z } from 'zod';

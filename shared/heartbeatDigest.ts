@@ -22,8 +22,8 @@ export function compareDigestPosition(a: DigestPosition, b: DigestPosition): num
 }
 
 /**
- * DESIGN §5: a digest not newer than the last processed one is a no-op (duplicates, retries,
- * reordering, a deposed leader still sending).
+ * docs/architecture.md#stale-digests: a digest not newer than the last processed one is a no-op (duplicates,
+ * retries, reordering, a deposed leader still sending).
  */
 export function digestIsNewer(last: DigestPosition | undefined, next: DigestPosition): boolean {
   return last === undefined || compareDigestPosition(last, next) < 0;

@@ -1,5 +1,6 @@
-// Powertools Logger and Metrics for the Lambda handlers (STYLE: one logger and one metrics instance,
-// constant messages, data in keys). The application layer sees them only through the Observer port.
+// Powertools Logger and Metrics for the Lambda handlers (docs/contributing.md#logging-and-metrics: one logger
+// and one metrics instance, constant messages, data in keys). The application layer sees them only through
+// the Observer port.
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Observer } from './ports/observer.js';
@@ -41,7 +42,7 @@ export const powertoolsObserver: Observer = {
 /**
  * The parser middleware's `errorHandler`: logs one line per problem, each naming the field
  * (formatZodIssues), and returns undefined so the ParseError is rethrown: the event goes to Lambda's
- * retries and then the function's dead-letter queue, with nothing written (DESIGN §3).
+ * retries and then the function's dead-letter queue, with nothing written (docs/events.md).
  *
  * @example
  * middy().use(parser({ schema: HeartbeatDigestEvent, errorHandler: logParseError('Heartbeat Digest') }))

@@ -1,6 +1,6 @@
 // The wiring every function shares: settings, the DynamoDB stores, the cluster port, the Observer and the
 // drainer trigger, built from the environment once per cold start (module scope: clients and config
-// only, STYLE middy 2.5). The local stack builds the same Runtime with endpoint overrides
+// only, docs/contributing.md#module-scope). The local stack builds the same Runtime with endpoint overrides
 // (NLC_DYNAMODB_ENDPOINT for its DynamoDB-compatible server, NLC_LAMBDA_ENDPOINT for serverless-offline,
 // NLC_KUBECONFIG for the API simulator's kubeconfig file).
 //

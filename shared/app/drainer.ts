@@ -1,14 +1,14 @@
 // The eviction drainer: upstream doNoExecuteTaintingPass (taint mode) or doEvictionPass (legacy mode),
 // which upstream runs every NodeEvictionPeriod (100 ms) over each zone's RateLimitedTimedQueue, plus the
 // taint eviction controller's fired timers (TimedWorkerQueue → deletePodHandler). Here it runs on a
-// schedule and after each monitor pass (DESIGN §5), against the queues in DynamoDB.
+// schedule and after each monitor pass (docs/architecture.md#rate-limit), against the queues in DynamoDB.
 //
 // What differs from upstream, and why:
 // - Upstream holds evictorLock for a whole Try loop; several drainers may run at once here. Each token is
 //   taken with a conditional read-modify-write of the zone's queue (ZoneQueueStore.updateZoneQueue) BEFORE
 //   the node is touched, so drainers together never take more tokens than the bucket holds: per zone,
-//   never more than burst + qps × window taints in any window (DESIGN §5). The item stays queued until
-//   completeTry is written, as upstream's item stays at the head while its callback runs.
+//   never more than burst + qps × window taints in any window (docs/architecture.md#rate-limit). The item
+//   stays queued until completeTry is written, as upstream's item stays at the head while its callback runs.
 // - One `now` per run instead of a clock read per item: a run is short, and with burst 1 a run takes at
 //   most one token per zone unless the rate is very high. Two clocks, one per comparison: the zone
 //   queues are stamped on the relay's clock (the monitor decides on a digest's observedAt), so they are

@@ -1,14 +1,16 @@
 // The monitor: one Heartbeat Digest → one upstream monitorNodeHealth pass (node_lifecycle_controller.go),
-// against the state in DynamoDB, with `now` = the digest's observedAt (DESIGN §5). Also the schedule
-// fallback that reports a silent relay. Called by functions/monitorNodeHealth.ts, the local stack and
-// `nlc simulate`, so it imports no middy or Powertools: it reports through the Observer port.
+// against the state in DynamoDB, with `now` = the digest's observedAt
+// (docs/architecture.md#one-clock-per-comparison). Also the schedule fallback that reports a silent relay.
+// Called by functions/monitorNodeHealth.ts, the local stack and `nlc simulate`, so it imports no middy or
+// Powertools: it reports through the Observer port.
 //
 // One pass:
 //   1. load (or refresh a kept LoadedState: docs/state.md "Write on change") the cluster's state;
-//   2. a digest not newer than the last processed one is a no-op (DESIGN §5): `{ kind: 'stale' }`;
+//   2. a digest not newer than the last processed one is a no-op (docs/architecture.md#stale-digests):
+//      `{ kind: 'stale' }`;
 //   3. a multi-part digest waits until all its parts are stored (DigestPartStore);
-//   4. observation gap (DESIGN §5): when the previous processed digest is older than
-//      nodeMonitorGracePeriod, every node gets a fresh probe before the pass (as upstream does when it
+//   4. observation gap (docs/architecture.md#observation-gap): when the previous processed digest is older
+//      than nodeMonitorGracePeriod, every node gets a fresh probe before the pass (as upstream does when it
 //      leaves master disruption), so a relay or bus outage never marks a node Unknown;
 //   5. the pass, its writes through the DecidingExecutor (Decisions trail, dryRun);
 //   6. commit; a lost race (VersionConflictError) reruns once from a fresh load (every write of a pass is
@@ -51,10 +53,10 @@ export interface MonitorDeps {
 
 /**
  * LoadedStates kept between invocations of a warm function, by cluster. A Map will do. The handler keeps
- * one at module scope: an accepted exception to "module scope holds clients and config only" (STYLE
- * middy 2.5), because without it every pass rereads the whole Nodes table (docs/state.md). The service
- * removes a cluster's entry while a pass works on it and puts the committed state back only on success,
- * so a failed commit always drops it.
+ * one at module scope: an accepted exception to "module scope holds clients and config only"
+ * (docs/contributing.md#module-scope), because without it every pass rereads the whole Nodes table
+ * (docs/state.md). The service removes a cluster's entry while a pass works on it and puts the committed
+ * state back only on success, so a failed commit always drops it.
  */
 export interface MonitorCache {
   get(cluster: string): LoadedState | undefined;
@@ -117,9 +119,9 @@ function checkCluster(digest: HeartbeatDigest, served: string): void {
 }
 
 /**
- * DESIGN §5, observation gap: when digests resume after a silence longer than the grace period, every
- * node gets a fresh probe and ready-transition time (as upstream does when leaving master disruption),
- * so nobody is marked Unknown because the relay or the bus was down.
+ * Observation gap (docs/architecture.md#observation-gap): when digests resume after a silence longer than the
+ * grace period, every node gets a fresh probe and ready-transition time (as upstream does when leaving master
+ * disruption), so nobody is marked Unknown because the relay or the bus was down.
  */
 function freshProbes(state: ControllerState, now: EpochMillis): ControllerState {
   const nodeHealth = new Map(
@@ -504,8 +506,8 @@ export interface ScheduledCheckResult {
 /**
  * The once-a-minute fallback (the monitor's schedule): reports how long the relay has been silent
  * (nlc_observation_gap_seconds; a warning beyond the grace period) and starts the drainer. Nothing is
- * marked Unknown when digests stop (DESIGN §5): health is only decided on a digest's observedAt, and
- * the first digest after the gap gives every node a fresh probe.
+ * marked Unknown when digests stop (docs/architecture.md#observation-gap): health is only decided on a
+ * digest's observedAt, and the first digest after the gap gives every node a fresh probe.
  *
  * @example
  * await runScheduledCheck({ config, stores, cluster, observer, clock, triggerDrainer }, clock.now());

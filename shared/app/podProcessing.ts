@@ -222,8 +222,8 @@ async function processNoTaintBaseEvictionForPod(
 
   const evict = evictPods(stored.evictionStatus ?? 'unmarked');
   if (evict.kind === 'deletePodsNow') {
-    // Pods that arrive on a node already evicted go at once, bypassing the rate limiter (quirk §4.2.28),
-    // decided on the pod as the API has it now.
+    // Pods that arrive on a node already evicted go at once, bypassing the rate limiter
+    // (docs/upstream.md#quirk-28), decided on the pod as the API has it now.
     const listed = await cluster.listPodsOnNode(node.name, callOpts);
     if (!listed.ok) throw new RequeueError(item, 'listPodsFailed', listed.message);
     const fresh = listed.value.filter((p) => podKey(p) === podKey(pod));

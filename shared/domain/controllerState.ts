@@ -71,7 +71,7 @@ export function freeze(state: WorkingState): ControllerState {
  *
  * Deviation: upstream replaces the zone's queue whenever the zone re-enters zoneStates, which drops
  * pending items and refills the bucket; that happens every pass for a zone whose nodes are all
- * excluded from disruption checks (UPSTREAM §4.2.13). We create the queue once and keep it
+ * excluded from disruption checks (docs/upstream.md#quirk-13). We create the queue once and keep it
  * (see docs/upstream-deviations.md).
  */
 export function addPodEvictorForNewZone(

@@ -24,7 +24,7 @@ export type ReadResult<T> =
   | { readonly ok: true; readonly value: T }
   | { readonly ok: false; readonly reason: FailureReason; readonly message: string };
 
-/** Every effect names the decision that caused it, for the Decisions trail (DESIGN §4). */
+/** Every effect names the decision that caused it, for the Decisions trail (docs/state.md#decisions). */
 interface Because {
   readonly why: string;
 }

@@ -1,4 +1,4 @@
-// The Kubernetes Events upstream records, with their reasons and messages verbatim (UPSTREAM.md §2.17):
+// The Kubernetes Events upstream records, with their reasons and messages verbatim (docs/upstream.md#events):
 // - RecordNodeEvent / RecordNodeStatusChange / MarkPodsNotReady / DeletePods
 //   (pkg/controller/util/node/controller_utils.go), recorded by the NLC as `node-controller`;
 // - emitPodDeletionEvent / emitCancelPodDeletionEvent (pkg/controller/tainteviction/taint_eviction.go),

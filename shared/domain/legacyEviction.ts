@@ -79,7 +79,7 @@ export function processNoTaintBaseEviction(
 export type EvictPodsDecision =
   /**
    * The node was already evicted (its queue item ran): delete the given pods at once, bypassing
-   * the rate limiter (upstream quirk, §4.2 item 28: pods arriving on an evicted node). Run
+   * the rate limiter (docs/upstream.md#quirk-28: pods arriving on an evicted node). Run
    * {@link deletePodsPlan} on them; a DeletePods error becomes {@link evictPodsError}. Nothing is
    * enqueued (upstream returns false).
    */

@@ -1,13 +1,14 @@
 // upstream monitorNodeHealth (pkg/controller/nodelifecycle/node_lifecycle_controller.go), one pass.
 //
 // Upstream runs it every nodeMonitorPeriod against its informer caches; here one Heartbeat Digest
-// drives one pass, `now` is the digest's observedAt (DESIGN §5), `nodes` is the node cache (the Nodes
-// table) and `leases` the probe times the relay observed. The pass yields its API calls as effects
-// (effects.ts) and returns the next controller state. Differences from upstream:
+// drives one pass, `now` is the digest's observedAt (docs/architecture.md#one-clock-per-comparison), `nodes`
+// is the node cache (the Nodes table) and `leases` the probe times the relay observed. The pass yields its
+// API calls as effects (effects.ts) and returns the next controller state. Differences from upstream:
 // - nodes are processed one after another in list order (upstream: 8 parallel workers); no decision
 //   depends on the order, and a fixed order keeps the effects deterministic;
 // - knownNodes and nodeHealth are durable, so a restart neither re-registers nodes nor strips their
-//   NoExecute taints (upstream §4.2.14), and a deleted node's health is forgotten (§4.2.24).
+//   NoExecute taints (docs/upstream.md#quirk-14), and a deleted node's health is forgotten
+//   (docs/upstream.md#quirk-24).
 import type { ControllerConfig } from '../config.js';
 import {
   addPodEvictorForNewZone,
@@ -314,8 +315,8 @@ function statusUpdateReason(update: NodeHealthUpdate): string {
 
 /**
  * Deviation: upstream only drops a deleted node from knownNodeSet; its health entry and queue
- * membership stay forever (UPSTREAM §4.2.24). We forget them, so a node re-created with the same name
- * starts fresh (see docs/upstream-deviations.md).
+ * membership stay forever (docs/upstream.md#quirk-24). We forget them, so a node re-created with the same
+ * name starts fresh (see docs/upstream-deviations.md).
  */
 function forgetNode(s: WorkingState, name: string): void {
   s.knownNodes.delete(name);

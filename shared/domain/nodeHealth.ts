@@ -120,7 +120,7 @@ export function tryUpdateNodeHealth(
     };
     gracePeriod = config.nodeStartupGracePeriod;
     // Upstream overwrites the saved status before reading the saved Ready condition below, which
-    // makes the "ReadyCondition was removed" branch unreachable (UPSTREAM.md §4.2.6).
+    // makes the "ReadyCondition was removed" branch unreachable (docs/upstream.md#quirk-6).
     nodeHealth =
       nodeHealth !== undefined
         ? { ...nodeHealth, status: NODE_STATUS }
@@ -147,8 +147,8 @@ export function tryUpdateNodeHealth(
       ? undefined
       : getNodeCondition(nodeHealth.status === NODE_STATUS ? node.conditions : nodeHealth.status, NodeReady);
   const savedLease = nodeHealth?.lease;
-  // Upstream quirk (§4.2.7): the replacing branches build a new entry without the saved lease, so on
-  // the next pass an unchanged lease looks new and advances the probe once more.
+  // Upstream quirk (docs/upstream.md#quirk-7): the replacing branches build a new entry without the saved
+  // lease, so on the next pass an unchanged lease looks new and advances the probe once more.
   const replaced = (
     readyTransitionTimestamp: EpochMillis,
     probeTimestamp: EpochMillis = now,
@@ -206,8 +206,9 @@ export function tryUpdateNodeHealth(
     // Deviation: upstream sets the probe to now() when it notices the renewal. Our "lease" is the
     // relay-clock instant the probe was observed (never after now), so the probe is that instant: the
     // same clock, no skew, and it can be rebuilt from any full Heartbeat Digest, which is what lets
-    // the functions skip writing node health on every renewal (DESIGN §5, §8; see
-    // docs/upstream-deviations.md). Never moved backwards (a status heartbeat may have set it to now).
+    // the functions skip writing node health on every renewal (docs/architecture.md#one-clock-per-comparison,
+    // #budgets; see docs/upstream-deviations.md). Never moved backwards (a status heartbeat may have set it
+    // to now).
     nodeHealth = {
       ...nodeHealth,
       lease,
@@ -224,7 +225,7 @@ export function tryUpdateNodeHealth(
     // whatever the current value.
     conditions = markUnknown(node, now);
     currentAfter = getNodeCondition(conditions, NodeReady);
-    // Only the Ready condition decides whether to write (UPSTREAM.md §4.2.8).
+    // Only the Ready condition decides whether to write (docs/upstream.md#quirk-8).
     if (!semanticallyEqual(currentAfter, observedReadyCondition)) {
       statusUpdate = conditions;
       nodeHealthAfterUpdate = {

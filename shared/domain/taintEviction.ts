@@ -25,7 +25,7 @@ export const deletePodRetryInterval: Millis = 10;
 /**
  * The pod condition upstream patches into pods/status before the delete (addConditionAndDeletePod,
  * PodDisruptionConditions GA). Patched only when UpdatePodCondition reports a change; the delete follows
- * without a UID precondition and with default grace (upstream quirk §4.2.19).
+ * without a UID precondition and with default grace (docs/upstream.md#quirk-19).
  */
 export const disruptionTargetCondition = {
   type: 'DisruptionTarget',
@@ -158,10 +158,10 @@ export interface PodOnNode {
  *   Otherwise (existing.createdAt >= now: a second event at the same instant, or a clock stepped
  *   back; derived) it is cancelled, with a "Cancelling deletion" Event, and re-added with the OLD
  *   createdAt and fireAt = now + min. Its timer runs `fireAt - createdAt = min - (createdAt - now)`
- *   from the call (quirk §4.2.22): exactly `min` at the same instant, sooner than fireAt after a
+ *   from the call (docs/upstream.md#quirk-22): exactly `min` at the same instant, sooner than fireAt after a
  *   backwards step.
  * Countdowns start at `now`, the moment the controller sees the taint or pod, never taint.timeAdded
- * (quirk §4.2.15, #108268).
+ * (docs/upstream.md#quirk-15, #108268).
  *
  * `existing` is the lookup before any of the returned actions; after a `cancel` the pod is treated as
  * having no scheduled eviction, as upstream's GetWorkerUnsafe would.
@@ -189,8 +189,9 @@ export function processPodOnNode(
     });
   };
 
-  // Upstream quirk (§4.2.21): no return here, so empty taints go on to "tolerated with min 0" and
-  // schedule an immediate deletion. handleNodeUpdate and handlePodUpdate never call this with no taints.
+  // Upstream quirk (docs/upstream.md#quirk-21): no return here, so empty taints go on to "tolerated with min
+  // 0" and schedule an immediate deletion. handleNodeUpdate and handlePodUpdate never call this with no
+  // taints.
   if (taints.length === 0) cancel();
   const { allTolerated, used } = getMatchingTolerations(taints, pod.tolerations);
   if (!allTolerated) {
@@ -227,7 +228,8 @@ export interface NodeUpdateOutcome {
  * Upstream handleNodeUpdate. `node` is the lister's node (undefined = NotFound); `podsOnNode` are
  * the pods assigned to it (upstream lists them AFTER updating taintedNodes, so that a pod bound
  * meanwhile is caught by its own update, see TestEventualConsistency: store `noExecuteTaints` first).
- * - node gone: delete its taintedNodes entry; scheduled evictions are NOT cancelled (quirk §4.2.20);
+ * - node gone: delete its taintedNodes entry; scheduled evictions are NOT cancelled
+ *   (docs/upstream.md#quirk-20);
  * - no NoExecute taints: cancel every pod's scheduled eviction;
  * - else processPodOnNode for every pod, all with the same `now`.
  */
@@ -268,7 +270,7 @@ export function handleNodeUpdate(
  * - not bound, or the node has no NoExecute taints: nothing;
  * - else processPodOnNode.
  * An empty `nodeTaints` array counts as "no entry": upstream never stores one, and it would reach the
- * §4.2.21 path.
+ * docs/upstream.md#quirk-21 path.
  */
 export function handlePodUpdate(
   item: PodUpdateItem,

@@ -9,7 +9,7 @@
 // What differs: everything here is pure. swapNodeControllerTaint returns the node's resulting taint
 // list; the adapter writes it with a resourceVersion precondition and re-runs on conflict, which
 // stands in for upstream's RetryOnConflict GET + strategic-merge patch. TimeAdded comes from the
-// `now` argument instead of upstream's real clock (metav1.Now()), see UPSTREAM.md §4.2 #27.
+// `now` argument instead of upstream's real clock (metav1.Now()), see docs/upstream.md#quirk-27.
 import type { ConditionStatus, EpochMillis, Node, Taint } from './types.js';
 import {
   NodeDiskPressure,

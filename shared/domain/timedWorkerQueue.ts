@@ -19,11 +19,11 @@ export interface TimedWorkerEntry {
   /** TimedWorker.FireAt: when the work was meant to run (also passed to the work function). */
   readonly fireAt: EpochMillis;
   /**
-   * When the work actually runs. Upstream quirk (§4.2.22): the timer delay is `fireAt - createdAt`
-   * counted from the moment AddWork is called, not `fireAt - now`, so this is
-   * `addWork call time + (fireAt - createdAt)`. It equals `fireAt` whenever `createdAt` is the call
-   * time, which is every call the controller makes except the replacement branch of processPodOnNode.
-   * For work with no delay it is the call time.
+   * When the work actually runs. Upstream quirk (docs/upstream.md#quirk-22): the timer delay is
+   * `fireAt - createdAt` counted from the moment AddWork is called, not `fireAt - now`, so this is
+   * `addWork call time + (fireAt - createdAt)`. It equals `fireAt` whenever `createdAt` is the call time,
+   * which is every call the controller makes except the replacement branch of processPodOnNode. For work with
+   * no delay it is the call time.
    */
   readonly firesAt: EpochMillis;
   /** Entry ownership: a finishing worker removes the entry only if it still holds this token. */

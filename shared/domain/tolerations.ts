@@ -77,7 +77,7 @@ export interface MatchingTolerations {
 /**
  * Upstream `GetMatchingTolerations`. For each taint, the FIRST toleration (in pod order) that
  * tolerates it is used and the rest are never looked at, so a finite toleration listed before a
- * forever one for the same taint decides the eviction time (upstream quirk §4.2.17, derived from code).
+ * forever one for the same taint decides the eviction time (docs/upstream.md#quirk-17, derived from code).
  */
 export function getMatchingTolerations(
   taints: readonly Taint[],
@@ -97,7 +97,7 @@ export function getMatchingTolerations(
 /**
  * Upstream `getMinTolerationTime`: the shortest `tolerationSeconds` among the used tolerations, in ms.
  * - no tolerations at all: 0 (evict now);
- * - any toleration with `tolerationSeconds <= 0` (negative included): 0 (upstream quirk §4.2.18);
+ * - any toleration with `tolerationSeconds <= 0` (negative included): 0 (docs/upstream.md#quirk-18);
  * - no toleration carries seconds: -1, tolerated forever.
  * Upstream multiplies int64 seconds into a time.Duration, which overflows above ~292 years; we do not
  * reproduce the wrap-around.
@@ -128,10 +128,10 @@ export interface DefaultTolerationSecondsOptions {
  * `{key: not-ready|unreachable, operator: Exists, effect: NoExecute, tolerationSeconds: 300}` appended
  * for each of the two taints the pod does not already "tolerate".
  *
- * Upstream quirk (§4.2.23): "already tolerates" only looks at key (the taint key or "") and effect
- * (NoExecute or ""); operator, value and tolerationSeconds are ignored. So
- * `{key: unreachable, operator: Equal, value: "x", effect: NoExecute}`, which tolerates no real
- * unreachable taint, still suppresses the 300 s default and the pod is evicted at once.
+ * Upstream quirk (docs/upstream.md#quirk-23): "already tolerates" only looks at key (the taint key or "") and
+ * effect (NoExecute or ""); operator, value and tolerationSeconds are ignored. So
+ * `{key: unreachable, operator: Equal, value: "x", effect: NoExecute}`, which tolerates no real unreachable
+ * taint, still suppresses the 300 s default and the pod is evicted at once.
  *
  * @example
  * defaultTolerationSeconds([]);

@@ -1,6 +1,7 @@
 // The Kubernetes objects as the controller reads them: trimmed to the fields upstream's
 // NodeLifecycleController and taint eviction controller look at. Times are epoch milliseconds:
-// the domain never reads a clock, every `now` is an argument (DESIGN §2, STYLE "Layout").
+// the domain never reads a clock, every `now` is an argument (docs/architecture.md#layout,
+// docs/contributing.md#layout).
 
 /** Milliseconds since the Unix epoch. */
 export type EpochMillis = number;
@@ -52,7 +53,7 @@ export interface Node {
 /**
  * The node Lease in `kube-node-lease`, reduced to what tryUpdateNodeHealth compares.
  * In this project the relay's Heartbeat Digest provides it: `renewTime` is the relay-clock
- * time it last observed the kubelet's probe (DESIGN §3), which only ever moves forward.
+ * time it last observed the kubelet's probe (docs/events.md#heartbeat-digest), which only ever moves forward.
  */
 export interface Lease {
   readonly renewTime: EpochMillis;

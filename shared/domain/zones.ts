@@ -11,7 +11,7 @@
 import type { ControllerConfig } from '../config.js';
 import type { Node, NodeCondition, ZoneState } from './types.js';
 
-/** Deprecated zone label; upstream's GetZoneKey still prefers it (UPSTREAM §4.2 item 12). */
+/** Deprecated zone label; upstream's GetZoneKey still prefers it (docs/upstream.md#quirk-12). */
 export const LabelZoneFailureDomain = 'failure-domain.beta.kubernetes.io/zone';
 export const LabelZoneRegion = 'failure-domain.beta.kubernetes.io/region';
 export const LabelTopologyZone = 'topology.kubernetes.io/zone';

@@ -12,7 +12,7 @@ import type { TaintSwap } from '../domain/taints.js';
 import type { Node, Pod } from '../domain/types.js';
 
 export interface ClusterCallOptions {
-  /** Aborts the call (and its retries): the handler's deadline signal (STYLE, middy 2.3). */
+  /** Aborts the call (and its retries): the handler's deadline signal (docs/contributing.md#deadlines). */
   readonly signal?: AbortSignal;
 }
 

@@ -2,7 +2,7 @@
 // (shared/adapters/realScheduler.ts); `nlc simulate` and tests run it in virtual time
 // (local/virtualScheduler.ts), where it is also what makes time pass.
 //
-// Order within one instant is part of the contract (SCENARIOS.md, "Fine print"): the scenario's actions
+// Order within one instant is part of the contract (docs/simulate.md): the scenario's actions
 // at time t happen first, then the kubelets' own ticks at t, then the relay and the controller. Timers
 // therefore fire in (time, priority, insertion) order: an earlier time first; at equal times a lower
 // priority number first; at equal priorities the timer scheduled first.
@@ -11,7 +11,7 @@ import type { Clock } from './clock.js';
 
 /**
  * Priorities of timers due at the same instant: lower fires first. The gaps leave room for
- * participants in between (any number works; these name the ones SCENARIOS.md orders).
+ * participants in between (any number works; these name the ones docs/simulate.md orders).
  */
 export const Priority = Object.freeze({
   /** A scenario's timeline actions (stopKubelet, addNode, …) and test set-up steps. */

@@ -1,4 +1,4 @@
-// The state store ports: what the functions keep between invocations (DESIGN §4). Upstream keeps all of
+// The state store ports: what the functions keep between invocations (docs/state.md). Upstream keeps all of
 // it in the controller's memory; here it lives in tables an operator can read (docs/state.md), behind
 // these interfaces so the domain and the handlers never see a storage SDK.
 //
@@ -7,7 +7,7 @@
 //   naming the table and key, after which the caller discards what it loaded and reruns from a fresh
 //   read; nothing is ever overwritten blindly.
 // - Any other failure throws StoreError (throttled after the SDK's retries, aborted, failed).
-// - `signal` aborts the request and any retries (the handler's deadline, STYLE middy 2.3).
+// - `signal` aborts the request and any retries (the handler's deadline, docs/contributing.md#deadlines).
 import type { ControllerState } from '../domain/controllerState.js';
 import type { NodeEvictionStatus } from '../domain/legacyEviction.js';
 import type { NodeHealthData } from '../domain/nodeHealth.js';
@@ -28,7 +28,7 @@ export interface StoreCallOptions {
 
 /** Cluster-wide facts (one row per cluster). */
 export interface ClusterMeta {
-  /** `sequence` of the last Heartbeat Digest processed; a digest not newer is a no-op (DESIGN §5). */
+  /** `sequence` of the last Heartbeat Digest processed; a digest not newer is a no-op (docs/architecture.md#stale-digests). */
   readonly lastSequence?: number;
   /** `observedAt` (relay clock) of that digest. */
   readonly lastObservedAt?: EpochMillis;

@@ -2,7 +2,7 @@
 // console first (ISO 8601 times, readable zone keys), exact second: an instant that is not a whole
 // millisecond (a queue retry is due 1 ns after `now + wait`, rateLimitedTimedQueue.ts) is stored as
 // its epoch-millisecond number, so reading back gives the same double. What is read back is checked
-// with zod here, at the edge (STYLE "Validation").
+// with zod here, at the edge (docs/contributing.md#validation).
 import { z } from 'zod';
 import type { NodeCondition, Node, Taint, EpochMillis } from '../../domain/types.js';
 import type { RateLimiter } from '../../domain/tokenBucket.js';

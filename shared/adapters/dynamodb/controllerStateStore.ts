@@ -1,7 +1,7 @@
 // The monitor pass's state in DynamoDB: ControllerState spread over the Nodes (health group), Zones
 // (zone rows and the cluster row) and EvictionQueue tables, with a diff commit.
 //
-// Cost rules (DESIGN §8, docs/state.md):
+// Cost rules (docs/architecture.md#budgets, docs/state.md):
 // - A node's health row is written only when a decision-relevant field changed: registration, the
 //   saved conditions, readyTransitionTimestamp, nodesToRetry membership, the legacy eviction status,
 //   or a probe time the next full Heartbeat Digest would not reproduce. A lease renewal alone, which

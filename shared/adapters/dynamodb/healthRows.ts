@@ -1,6 +1,6 @@
 // The monitor's half of a Nodes item (the "health" group): how a node's entries in ControllerState
 // (knownNodes, nodeHealth, nodesToRetry, nodeEvictionStatus) are stored, read back, and when a change
-// is worth a write (the write-on-change rule of DESIGN §8, docs/state.md).
+// is worth a write (the write-on-change rule of docs/architecture.md#budgets, docs/state.md).
 import { z } from 'zod';
 import type { ControllerState } from '../../domain/controllerState.js';
 import type { NodeEvictionStatus } from '../../domain/legacyEviction.js';

@@ -1,6 +1,6 @@
 // The DynamoDB adapter: one factory for every state store, sharing one client and one
 // consumed-capacity counter. Module scope holds nothing; the caller keeps the stores (clients only,
-// never per-invocation state: STYLE middy 2.5).
+// never per-invocation state: docs/contributing.md#module-scope).
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Clock } from '../../ports/clock.js';
 import type { StateStores } from '../../ports/stores.js';

@@ -1,7 +1,7 @@
-// The five state tables of DESIGN §4, defined once: the tests and the local stack create them from
+// The five state tables of docs/state.md, defined once: the tests and the local stack create them from
 // tableDefinitions, serverless.yml renders cloudFormationResources. docs/state.md explains every key
 // and attribute to operators. Every table is on-demand (PAY_PER_REQUEST): the steady-state load is tiny
-// and bursty (DESIGN §8), which provisioned capacity would overpay for.
+// and bursty (docs/architecture.md#budgets), which provisioned capacity would overpay for.
 import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 
 /** The physical names of the five tables. */

@@ -11,7 +11,8 @@
 //
 // A reader that finds `pendingOps` (a writer died between 1 and 3) applies them itself first
 // (roll forward). So readers see version V or V+1 entirely, and every writer is conditional on the
-// version it read: no token is spent twice and no entry is lost (DESIGN §4).
+// version it read: no token is spent twice and no entry is lost
+// (docs/state.md#concurrency-every-racing-write-is-conditional).
 import { z } from 'zod';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { VersionConflictError, type StoreItemRef } from '../../errors.js';

@@ -1,6 +1,7 @@
-// Where the cluster credentials come from (DESIGN §6): a kubeconfig file (local), a kubeconfig stored in
-// Secrets Manager or SSM Parameter Store (AWS), or EKS (an STS-presigned token plus DescribeCluster).
-// One zod schema, read once at cold start from the environment; errors name the variable.
+// Where the cluster credentials come from (docs/architecture.md#writing-to-the-cluster): a kubeconfig file
+// (local), a kubeconfig stored in Secrets Manager or SSM Parameter Store (AWS), or EKS (an STS-presigned
+// token plus DescribeCluster). One zod schema, read once at cold start from the environment; errors name the
+// variable.
 //
 // The NLC_ variables read here are listed in `ownedEnvVars`; pass that set to loadConfig (shared/config.ts,
 // `options.allowEnv`) so the controller settings do not report them as unknown.

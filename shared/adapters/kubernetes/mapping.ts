@@ -2,7 +2,7 @@
 // and the domain's trimmed Node and Pod (shared/domain/types.ts), in both directions. The one
 // conversion the cluster adapter (cluster.ts) and the watch relay (relay/) share.
 //
-// Reading: the structure is validated with zod (STYLE "Validation happens at the edges"), so a
+// Reading: the structure is validated with zod (docs/contributing.md#validation), so a
 // malformed object becomes a failed Mapped naming the object and the field instead of a TypeError deep
 // in the domain. Values are read tolerantly, because the API server is the authority on them: a
 // condition status other than True/False/Unknown reads as Unknown, a taint effect or toleration
