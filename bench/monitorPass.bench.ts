@@ -1,4 +1,4 @@
-// DESIGN §8: "A monitor pass over 5,000 nodes: handler CPU grows linearly with nodes."
+// docs/architecture.md#budgets: a monitor pass over 5,000 nodes costs handler CPU linear in the nodes.
 // Steady state: every node renewed its lease since the last pass, nothing to write.
 // Run: npm run bench (reports ops/s per cluster size; compare per-node cost across sizes).
 import { bench, describe } from 'vitest';

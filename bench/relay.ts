@@ -1,6 +1,6 @@
-// The relay's budget (DESIGN §8; issue #3 §4): with 5,000 nodes renewing their Leases every 10 s and
-// 50,000 pods, the relay must use < 10 % of one core and < 256 MiB resident, and make at most one
-// PutEvents call per digest per 256 KB.
+// The relay's budget (docs/architecture.md#budgets; issue #3 §4): with 5,000 nodes renewing their Leases
+// every 10 s and 50,000 pods, the relay must use < 10 % of one core and < 256 MiB resident, and make at most
+// one PutEvents call per digest per 256 KB.
 //
 //   npm run bench:relay
 //   npx tsx bench/relay.ts [--seconds 120] [--warmup 20] [--nodes 5000] [--pods 50000] [--pod-churn 0] [--json]

@@ -1,9 +1,9 @@
 // Shares the strings and lists that repeat across the informer caches, so memory stays within the
-// relay's budget (DESIGN §8: < 256 MiB with 5,000 nodes and 50,000 pods). JSON.parse gives every object
-// its own copy of every string: 50,000 pods would each carry their namespace, their node's name, the
-// controller kind and the same two default tolerations; 5,000 nodes the same condition reasons and
-// messages, zone and OS labels. Measured, a trimmed pod costs about 1.1 KB without sharing and
-// about a third of that with it (bench/relay.ts).
+// relay's budget (docs/architecture.md#budgets: < 256 MiB with 5,000 nodes and 50,000 pods). JSON.parse gives
+// every object its own copy of every string: 50,000 pods would each carry their namespace, their node's name,
+// the controller kind and the same two default tolerations; 5,000 nodes the same condition reasons and
+// messages, zone and OS labels. Measured, a trimmed pod costs about 1.1 KB without sharing and about a third
+// of that with it (bench/relay.ts).
 //
 // Bounded: past `maxEntries` distinct values a table is emptied and refills with what is current, so a
 // stream of unique values cannot grow it without limit. Names and uids, unique per object, are kept

@@ -1,5 +1,5 @@
 // The logger the relay writes through: the shape of Powertools' Logger (relay/main.ts passes one), so
-// messages are constant strings and data goes in keys (STYLE "Logging and metrics").
+// messages are constant strings and data goes in keys (docs/contributing.md#logging-and-metrics).
 export interface RelayLogger {
   debug(message: string, fields?: Readonly<Record<string, unknown>>): void;
   info(message: string, fields?: Readonly<Record<string, unknown>>): void;

@@ -3,8 +3,9 @@
 // A probe is upstream's "the node is alive" signal (tryUpdateNodeHealth's probeTimestamp): its node
 // Lease's renewTime advanced, or its Ready condition's lastHeartbeatTime changed. The relay records the
 // instant it *observed* the probe (its own `now`), never the kubelet's timestamps, so the functions
-// compare probes with the digest's observedAt on one clock (DESIGN §5). Every nodeMonitorPeriod the
-// relay sends the whole table as a Heartbeat Digest (buildDigest), so a lost digest loses nothing.
+// compare probes with the digest's observedAt on one clock (docs/architecture.md#one-clock-per-comparison).
+// Every nodeMonitorPeriod the relay sends the whole table as a Heartbeat Digest (buildDigest), so a lost
+// digest loses nothing.
 //
 // The first sighting of a node or lease is a baseline, not a probe: the kubelet's timestamps cannot be
 // compared with the relay's clock, and a dead node must not look alive because a relay restarted.
@@ -13,8 +14,8 @@
 //
 // Deviation from the house style (values, not mutation): the tracker is mutated in place. With 5,000
 // nodes renewing every 10 s the relay handles 500 observations a second; copying a 5,000-entry map on
-// each would cost more than the relay's whole CPU budget (DESIGN §8). The functions stay deterministic:
-// no I/O, no clock, `now` is an argument.
+// each would cost more than the relay's whole CPU budget (docs/architecture.md#budgets). The functions stay
+// deterministic: no I/O, no clock, `now` is an argument.
 import { getNodeCondition, NodeReady, type EpochMillis, type Node } from '../shared/domain/types.js';
 import type { HeartbeatDigest } from '../shared/events.js';
 

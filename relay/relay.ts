@@ -1,5 +1,6 @@
-// The watch relay (DESIGN §1, §3): informers on Nodes, node Leases (kube-node-lease) and Pods bound to
-// a node; the events of DESIGN §3 through an EventSink; leader election so one replica publishes.
+// The watch relay (docs/architecture.md#relay, docs/events.md): informers on Nodes, node Leases
+// (kube-node-lease) and Pods bound to a node; the events of docs/events.md through an EventSink; leader
+// election so one replica publishes.
 //
 // It observes and forwards; it decides nothing. The decisions about what to send are the pure
 // functions of shaping.ts (which changes are relevant, probes, digests); this module wires them to the

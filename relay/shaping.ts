@@ -1,11 +1,12 @@
 // The relay's event shaping, pure: Kubernetes objects in, events out. No I/O, no clock (`now` is an
 // argument), no SDK at runtime (client-node and EventBridge types only; zod to read objects). The
-// relay's informers call these functions and send what they return (DESIGN §1, §3; docs/events.md).
+// relay's informers call these functions and send what they return (docs/architecture.md#relay,
+// docs/events.md).
 //
 // - nodeFromV1 / podFromV1 (shared/adapters/kubernetes/mapping.ts, re-exported) and trimLease: the
 //   fields the controller reads, times as EpochMillis;
-// - nodeChangeIsRelevant / podChangeIsRelevant: the watch filters (STYLE 3.3), and nodeChanged /
-//   podChanged, which build the event for a relevant change;
+// - nodeChangeIsRelevant / podChangeIsRelevant: the watch filters (docs/contributing.md#table-tests), and
+//   nodeChanged / podChanged, which build the event for a relevant change;
 // - the ProbeTracker (probeTracker.ts), which turns lease renewals and Ready heartbeats into Heartbeat
 //   Digests, and toPutEventsEntries / batchEntries (shared/adapters/eventbridge/putEvents.ts, where
 //   the EventBridge sink uses them), PutEvents requests within AWS's limits; all re-exported here, so

@@ -1,11 +1,11 @@
 // Offline CloudFormation template validation against the CloudFormation resource specification that
-// @aws-cdk/aws-service-spec ships (TOOLCHAIN §7): AWS's own cfn-lint is Python-only and cannot be
-// installed here, and npm's `cfn-lint` carries a 2019 spec that does not know AWS::Events::EventBus.
-// Checks: unknown resource types and properties (also inside nested property types), missing required
-// properties, structural type mismatches (an object where a list belongs, ...), Ref / Fn::GetAtt /
-// Fn::Sub / DependsOn / Condition targets, and GetAtt attribute names. Values behind intrinsic functions
-// are not type-checked, and enums are not checked (the spec's allowed values lag behind the service).
-// checkTemplatePolicies adds what the spec cannot say about access (TLS-only queues, service
+// @aws-cdk/aws-service-spec ships (docs/contributing.md#toolchain): AWS's own cfn-lint is Python-only and
+// cannot be installed here, and npm's `cfn-lint` carries a 2019 spec that does not know
+// AWS::Events::EventBus. Checks: unknown resource types and properties (also inside nested property types),
+// missing required properties, structural type mismatches (an object where a list belongs, ...), Ref /
+// Fn::GetAtt / Fn::Sub / DependsOn / Condition targets, and GetAtt attribute names. Values behind intrinsic
+// functions are not type-checked, and enums are not checked (the spec's allowed values lag behind the
+// service). checkTemplatePolicies adds what the spec cannot say about access (TLS-only queues, service
 // permissions scoped to their source, bounded event ages); the CLI runs both.
 //
 // CLI: npx tsx scripts/validate-template.ts <template.json>...   (exit 0 clean, 1 issues, 2 bad input)

@@ -38,7 +38,7 @@ import {
 import { writeExistingObject } from './seed.js';
 import { type KubeletSettings, type KubeletState, SimulatedKubelet } from './simulatedKubelet.js';
 
-/** A node of the simulated cluster (SCENARIOS.md `nodes[]`). */
+/** A node of the simulated cluster (docs/simulate.md `nodes[]`). */
 export interface SimulatedNode extends NodeRegistration {
   /**
    * Initial conditions besides Ready, e.g. `{ DiskPressure: 'True' }`. The kubelet's own types are
@@ -73,7 +73,7 @@ export interface KubeletFleetOptions {
   ) => void;
 }
 
-/** The initial cluster (SCENARIOS.md `nodes` and `pods`). */
+/** The initial cluster (docs/simulate.md `nodes` and `pods`). */
 export interface SeedCluster {
   readonly nodes: readonly SimulatedNode[];
   readonly pods?: readonly SimulatedPod[];
@@ -152,7 +152,7 @@ export class KubeletFleet {
   }
 
   /**
-   * Creates the initial cluster as it is at the scheduler's now (SCENARIOS.md): each node with its
+   * Creates the initial cluster as it is at the scheduler's now (docs/simulate.md): each node with its
    * taints (no admission), created `createdAgo` ago; running and stopped kubelets last posted status
    * and renewed their Lease now; an unregistered node has no conditions and no Lease. Pods exist bound
    * to their nodes, Running and Ready where a kubelet ran them. Running kubelets tick from now on.
@@ -187,7 +187,7 @@ export class KubeletFleet {
   }
 
   /**
-   * A node joins (SCENARIOS.md `addNode`): a running kubelet registers it through the API (so
+   * A node joins (docs/simulate.md `addNode`): a running kubelet registers it through the API (so
    * admission adds not-ready:NoSchedule), posts Ready=True and renews its lease at once, like
    * `startKubelet`. A `stopped` one does the same and stops at once (it was up until now); for an
    * `unregistered` one the Node object is created without status and no kubelet comes up.
@@ -235,7 +235,7 @@ export class KubeletFleet {
   }
 
   /**
-   * A pod bound to its node (SCENARIOS.md `addPod`), created through the API; a DaemonSet pod is
+   * A pod bound to its node (docs/simulate.md `addPod`), created through the API; a DaemonSet pod is
    * created as the DaemonSet controller would (owned, with its tolerations). Its kubelet, if running,
    * reports it Running and Ready at once.
    */

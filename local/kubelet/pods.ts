@@ -22,7 +22,7 @@ export const defaultDaemonSetName = 'simulated-daemonset';
 /** The label a simulated DaemonSet selects its pods by. */
 export const LabelAppName = 'app.kubernetes.io/name';
 
-/** A pod of the simulated cluster (SCENARIOS.md `pods[]`). */
+/** A pod of the simulated cluster (docs/simulate.md `pods[]`). */
 export interface SimulatedPod {
   readonly name: string;
   /** "default" when absent. */

@@ -1,4 +1,4 @@
-// Writing the objects of a cluster that already exists when a simulation starts (SCENARIOS.md: "The
+// Writing the objects of a cluster that already exists when a simulation starts (docs/simulate.md: "The
 // cluster under `nodes` and `pods` exists at t = 0 exactly as described"). Such objects have a history
 // no API call can reproduce at t = 0: a creationTimestamp in the past, a node's registered taints with
 // no not-ready taint that TaintNodesByCondition admission would add today, pods already running, pods
