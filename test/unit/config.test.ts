@@ -1,5 +1,5 @@
-// shared/config.ts: upstream defaults (UPSTREAM.md §1), duration forms, env and object parsing,
-// precedence, and errors that name every bad setting at once (STYLE 1.5 and "Validation happens at the edges").
+// shared/config.ts: upstream defaults (docs/upstream.md#defaults), duration forms, env and object parsing,
+// precedence, and errors that name every bad setting at once (docs/contributing.md#settings, #validation).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -35,7 +35,7 @@ function issuesOf(fn: () => unknown): readonly ConfigIssue[] {
 }
 
 describe('UPSTREAM_DEFAULTS', () => {
-  // Values from UPSTREAM.md §1 (kube-controller-manager flags and v1alpha1 defaults, v1.32+).
+  // Values from docs/upstream.md#defaults (kube-controller-manager flags and v1alpha1 defaults, v1.32+).
   it.each<{ key: ConfigKey; want: ControllerConfig[ConfigKey] }>([
     { key: 'nodeMonitorPeriod', want: 5_000 },
     { key: 'nodeMonitorGracePeriod', want: 50_000 },

@@ -1,5 +1,6 @@
-// shared/domain is the pure core (DESIGN §2): no I/O, no clock reads, no SDKs; time is an argument.
-// ESLint enforces this while editing; this test enforces it in `npm test` even if lint config drifts.
+// shared/domain is the pure core (docs/architecture.md#layout): no I/O, no clock reads, no SDKs; time is an
+// argument. ESLint enforces this while editing; this test enforces it in `npm test` even if lint config
+// drifts.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';

@@ -1,6 +1,6 @@
-// Fuzzing the event schemas (STYLE 2.6): for any input, parsing throws nothing but our EventParseError
-// (or Powertools' ParseError through its envelope), and an input made invalid in a known field is
-// never accepted, always with a line naming that field. Valid events with fields added anywhere
+// Fuzzing the event schemas (docs/contributing.md#fuzzing): for any input, parsing throws nothing but our
+// EventParseError (or Powertools' ParseError through its envelope), and an input made invalid in a known
+// field is never accepted, always with a line naming that field. Valid events with fields added anywhere
 // still parse to the same values (readers are tolerant, so additive changes keep v1).
 import { ParseError, parse } from '@aws-lambda-powertools/parser';
 import { EventBridgeEnvelope } from '@aws-lambda-powertools/parser/envelopes/eventbridge';

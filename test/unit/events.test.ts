@@ -1,4 +1,4 @@
-// shared/events.ts and shared/heartbeatDigest.ts: the event contracts (DESIGN §3, docs/events.md).
+// shared/events.ts and shared/heartbeatDigest.ts: the event contracts (docs/events.md).
 // Wire <-> domain round trips, errors that name the field, schemaVersion handling, Powertools parser
 // compatibility, the digest's encoding, order, split and merge, and the documented examples.
 import { readFileSync } from 'node:fs';
@@ -155,7 +155,7 @@ const eventBridgeEvent = (
 });
 
 describe('contract constants', () => {
-  it('uses the source, detail-types and schemaVersion of DESIGN §3', () => {
+  it('uses the source, detail-types and schemaVersion of docs/events.md', () => {
     expect([RelaySource, NodeChangedDetailType, HeartbeatDigestDetailType, PodChangedDetailType]).toEqual([
       'nlc.relay',
       'Node Changed',

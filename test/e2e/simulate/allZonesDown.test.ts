@@ -1,6 +1,7 @@
 // examples/scenarios/all-zones-down.yaml: master disruption and recovery.
 //
-// Derivation (UPSTREAM.md §2.5, §2.7 handleDisruption, §4.2 items 10 and 11, §4.4):
+// Derivation (docs/upstream.md#monitor-pass, #zone-states handleDisruption, #quirk-10 and #quirk-11,
+// #behaviour-users-rely-on):
 // - Every kubelet stops at 35 s after its 30 s renewal: all six nodes Unknown at 85 s (30 + 50, next
 //   pass), each with NodeNotReady and its pod NotReady; node-taints adds unreachable:NoSchedule to each
 //   (not rate limited, not braked by zone states).

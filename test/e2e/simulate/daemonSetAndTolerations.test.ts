@@ -1,8 +1,9 @@
 // examples/scenarios/daemonset-and-tolerations.yaml: five pods, five tolerations, a node that dies and
 // comes back.
 //
-// Derivation (UPSTREAM.md §2.13 processPodOnNode, getMinTolerationTime, cancelWorkWithEvent; §2.14;
-// §4.2 items 17 and 18; §4.4):
+// Derivation (docs/upstream.md#taint-eviction-controller processPodOnNode, getMinTolerationTime,
+// cancelWorkWithEvent; docs/upstream.md#defaulttolerationseconds; docs/upstream.md#quirk-17 and #quirk-18;
+// #behaviour-users-rely-on):
 // - a-1 stops at 35 s after its 30 s renewal: Unknown at 85 s, all five pods NotReady (MarkPodsNotReady
 //   spares none, DaemonSet pods included), unreachable:NoSchedule at 85 s, unreachable:NoExecute at 90 s.
 // - At 90 s, per pod (GetMatchingTolerations, first match wins; getMinTolerationTime):

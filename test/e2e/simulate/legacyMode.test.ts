@@ -1,7 +1,7 @@
 // examples/scenarios/legacy-mode.yaml: evictionMode legacy (upstream ≤ 1.26, --enable-taint-manager=false).
 //
-// Derivation (UPSTREAM.md §2.16 processNoTaintBaseEviction, evictPods, doEvictionPass; §2.15 DeletePods,
-// SetPodTerminationReason; §2.17; §4.2 item 28):
+// Derivation (docs/upstream.md#legacy-eviction processNoTaintBaseEviction, evictPods, doEvictionPass;
+// #pod-helpers DeletePods, SetPodTerminationReason; docs/upstream.md#events; #quirk-28):
 // - a-1 and a-2 stop at 35 s after their 30 s renewal: both Unknown at 85 s (30 + 50, next pass), pods
 //   NotReady, unreachable:NoSchedule (doNoScheduleTaintingPass runs in both modes). 2 of 4 down is not
 //   PartialDisruption (more than 2 needed): the zone stays Normal at 0.1/s.

@@ -1,6 +1,7 @@
 // examples/scenarios/not-ready-unreachable-swap.yaml: Ready=False from the kubelet, then silence.
 //
-// Derivation (UPSTREAM.md §2.4, §2.5, §2.6, §2.9, §2.13, §4.2 items 1 and 25; issue #125618):
+// Derivation (docs/upstream.md#node-health, #monitor-pass, #taint-based-eviction, #noschedule-taints,
+// #taint-eviction-controller, #quirk-1 and #quirk-25; issue #125618):
 // - 35 s: the running kubelet posts Ready=False at once. doNoScheduleTaintingPass: not-ready:NoSchedule.
 //   The 35 s pass reads the node the kubelet wrote (the change handlers run before the monitor in an
 //   instant, as upstream's informer updates its lister before monitorNodeHealth lists): observed False.

@@ -1,7 +1,8 @@
 // examples/scenarios/relay-outage.yaml: the relay is down from 1m to 3m.
 //
-// Derivation (DESIGN §5 "Observation gap"; UPSTREAM.md §2.4, §2.7 exit of master disruption for the
-// fresh-probe rule it borrows; relay/probeTracker.ts: a first sighting is a baseline, not a probe):
+// Derivation (docs/architecture.md#observation-gap; docs/upstream.md#node-health, #zone-states exit of master
+// disruption for the fresh-probe rule it borrows; relay/probeTracker.ts: a first sighting is a baseline, not
+// a probe):
 // - 60 s: stopRelay comes before the relay's own 60 s digest: the last digest processed is the 55 s one.
 //   No digest means no monitor pass: nothing can be marked Unknown during the outage.
 // - 120 s: a-3's kubelet stops (an action comes before the kubelets' ticks: its last renewal was 110 s).

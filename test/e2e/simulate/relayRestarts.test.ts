@@ -2,7 +2,8 @@
 // node is ever marked Unknown because the relay was away, and a node that really dies during (or just
 // before) the outage is marked one grace period after the relay is back.
 //
-// Derivation (relay/probeTracker.ts buildDigest; docs/relay.md "Restarts and outages"; UPSTREAM §2.4):
+// Derivation (relay/probeTracker.ts buildDigest; docs/relay.md "Restarts and outages";
+// docs/upstream.md#node-health):
 // - The relay stops at 60 s, before its own 60 s digest: the functions' last digest is the 55 s one.
 // - A relay started at R lists every node and Lease at R and sends a digest at once, then one every
 //   5 s (R, R + 5, …). It has observed no renewal yet; every node it has a Lease for is sent as probed at

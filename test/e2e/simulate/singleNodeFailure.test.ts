@@ -1,8 +1,9 @@
 // examples/scenarios/single-node-failure.yaml: one kubelet dies, upstream defaults everywhere.
 //
-// Derivation (UPSTREAM.md §2.4, §2.5, §2.6, §2.8, §2.13, §2.14, §4.1; the numbers are computed below from
-// these rules, not copied from a run):
-// - Kubelets renew their lease at 0, 10, 20, 30 s (SCENARIOS.md). The action at 35 s comes after the
+// Derivation (docs/upstream.md#node-health, #monitor-pass, #taint-based-eviction, #noexecute-tainting-pass,
+// #taint-eviction-controller, #defaulttolerationseconds, #timeline; the numbers are computed below from these
+// rules, not copied from a run):
+// - Kubelets renew their lease at 0, 10, 20, 30 s (docs/simulate.md). The action at 35 s comes after the
 //   30 s renewal, which the relay observed at 30 s: a-1's last probe is 30 s.
 // - Monitor passes run every 5 s from 0. tryUpdateNodeHealth marks Unknown when now is strictly after
 //   probe + nodeMonitorGracePeriod (50 s): 30 + 50 = 80 is not after 80, so the 85 s pass. It sets Ready,

@@ -1,6 +1,6 @@
 // examples/scenarios/zone-partial-disruption.yaml: a small and a large zone, both mostly down.
 //
-// Derivation (UPSTREAM.md §2.7, §2.12, §4.1; issue #102908):
+// Derivation (docs/upstream.md#zone-states, #rate-limited-queue, #timeline; issue #102908):
 // - 5 of zone-a's 8 nodes and 30 of zone-b's 52 stop at 35 s, after their 30 s renewal: all 35 are marked
 //   Unknown at the first pass after 30 + 50, 85 s, and handleDisruption counts them in that same pass
 //   (it reads the current conditions): ComputeZoneState gives PartialDisruption when notReady > 2 and

@@ -47,7 +47,7 @@ const digestEvent = (digest: HeartbeatDigest) =>
   );
 const scheduledEvent = () => eventBridge('Scheduled Event', 'aws.events', {});
 
-/** The handlers' parsed-event types differ from the raw JSON Lambda hands them (TOOLCHAIN §4). */
+/** The handlers' parsed-event types differ from the raw JSON Lambda hands them (docs/contributing.md#toolchain). */
 const invoke = (handler: (event: never, context: Context) => Promise<unknown>, event: unknown) =>
   handler(event as never, context);
 

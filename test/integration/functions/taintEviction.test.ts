@@ -367,7 +367,7 @@ describe('TestUpdateNode (Node Changed)', () => {
     expectUntouched('ds1');
   });
 
-  it("a deleted node keeps its pods' scheduled evictions (upstream quirk §4.2.20)", async () => {
+  it("a deleted node keeps its pods' scheduled evictions (docs/upstream.md#quirk-20)", async () => {
     await taintNode([toleration(1, 100)], [taint(1)]);
     const last = nodeOf(fx.api, 'node1');
     fx.api.store.nodes.delete('node1');

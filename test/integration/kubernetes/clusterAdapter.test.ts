@@ -1,8 +1,8 @@
 // The Kubernetes cluster adapter against the API simulator (local/apiserver) over real HTTP: every
 // effect kind and port operation, the conflict handling of taint and status writes, HTTP retries, and
 // what a client reading the API afterwards sees. Request counts come from the simulator's request log
-// (STYLE: integration tests assert request counts; they are the cost budget). Backoff sleeps are
-// recorded, not slept.
+// (docs/contributing.md#tests: integration tests assert request counts; they are the cost budget). Backoff
+// sleeps are recorded, not slept.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

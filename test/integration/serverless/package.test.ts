@@ -489,7 +489,7 @@ describe('serverless package (stage test)', () => {
         'bundle KiB': Math.round((bundle ?? 0) / 1024),
         'source map KiB': Math.round((entries.get(`functions/${fn}.mjs.map`) ?? 0) / 1024),
       });
-      // Lambda's limit is 50 MiB zipped; a fast cold start wants far less (DESIGN §8).
+      // Lambda's limit is 50 MiB zipped; a fast cold start wants far less (docs/architecture.md#budgets).
       expect(size, fn).toBeLessThan(10 * 1024 * 1024);
     }
     console.table(rows);

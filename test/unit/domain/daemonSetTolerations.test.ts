@@ -141,7 +141,7 @@ describe('AddOrUpdateDaemonPodTolerations', () => {
     expect(result).toHaveLength(7);
   });
 
-  it('leaves DefaultTolerationSeconds nothing to add (SCENARIOS: forever tolerations come first)', () => {
+  it('leaves DefaultTolerationSeconds nothing to add (docs/simulate.md: forever tolerations come first)', () => {
     const result = addOrUpdateDaemonPodTolerations([]);
     expect(defaultTolerationSeconds(result)).toEqual(result);
   });

@@ -12,7 +12,7 @@
 // - nodeEvictionMap registration (registerNode/unregisterNode on node Add/Delete) and the queue's
 //   Add/Remove/processed-once semantics.
 // Here the node-level decision of each case is derived in comments from tryUpdateNodeHealth's rules
-// (UPSTREAM.md §2.4) with the legacy tests' settings: evictionTimeout = 10m, grace 40s.
+// (docs/upstream.md#node-health) with the legacy tests' settings: evictionTimeout = 10m, grace 40s.
 import { describe, expect, it } from 'vitest';
 import type { WriteResult } from '../../../shared/domain/effects.js';
 import {

@@ -1,5 +1,5 @@
-// Pass-level ports of the legacy (pre-taint) upstream tests (UPSTREAM.md §3.2, ~v1.18 test file) and
-// of T2 TestPodStatusChange. Upstream's tests call zonePodEvictor[zone].Try with a DeletePods function
+// Pass-level ports of the legacy (pre-taint) upstream tests (docs/upstream.md#legacy-tests, ~v1.18 test file)
+// and of T2 TestPodStatusChange. Upstream's tests call zonePodEvictor[zone].Try with a DeletePods function
 // after the monitor passes; that is exactly doEvictionPass here.
 import { describe, expect, it } from 'vitest';
 import type { ControllerConfig } from '../../../shared/config.js';

@@ -1,7 +1,8 @@
-// Pass-level ports of upstream node_lifecycle_controller_test.go (commit f8bf6b97; UPSTREAM.md §3.1).
-// Each test drives the pure passes with FakeCluster, the counterpart of upstream's FakeNodeHandler:
-// `cluster.list()` is upstream's syncNodeStore (one List request), and every node Get, status update
-// and taint patch the pass yields counts one request, so upstream's expectedRequestCount carries over.
+// Pass-level ports of upstream node_lifecycle_controller_test.go (commit f8bf6b97;
+// docs/upstream.md#nlc-tests). Each test drives the pure passes with FakeCluster, the counterpart of
+// upstream's FakeNodeHandler: `cluster.list()` is upstream's syncNodeStore (one List request), and every node
+// Get, status update and taint patch the pass yields counts one request, so upstream's expectedRequestCount
+// carries over.
 import { describe, expect, it } from 'vitest';
 import {
   NotReadyTaintTemplate,

@@ -1,6 +1,6 @@
 // Tests for shared/domain/nodeHealth.ts (upstream tryUpdateNodeHealth).
 //
-// Upstream's monitorNodeHealth tests (T3, T4, T5 in UPSTREAM.md §3.1) drive a fake API server and
+// Upstream's monitorNodeHealth tests (T3, T4, T5 in docs/upstream.md#nlc-tests) drive a fake API server and
 // count requests. Here each upstream monitor pass is one tryUpdateNodeHealth call: pass 1 at fakeNow
 // with no saved health, pass 2 at fakeNow + timeToPass with the `nodeHealth` that pass 1 returned and
 // the new status/lease. Upstream's expectations translate as follows:
@@ -419,7 +419,8 @@ describe('TestMonitorNodeHealthMarkPodsNotReady', () => {
   });
 });
 
-// Branches no upstream test covers, with expectations derived from the upstream code (UPSTREAM.md §2.4).
+// Branches no upstream test covers, with expectations derived from the upstream code
+// (docs/upstream.md#node-health).
 describe('tryUpdateNodeHealth branches', () => {
   const t0 = Date.parse('2015-01-01T12:00:00Z');
   const created = Date.parse('2012-01-01T00:00:00Z');
@@ -676,7 +677,7 @@ describe('tryUpdateNodeHealth branches', () => {
       expect(tenSecondsLater.currentReadyCondition?.status).toBe('Unknown');
     });
 
-    it('a heartbeat replacement drops the saved lease (upstream §4.2.7), which no longer bumps the probe', () => {
+    it('a heartbeat replacement drops the saved lease (docs/upstream.md#quirk-7), which no longer bumps the probe', () => {
       // Upstream: the same lease then looks renewed on the next pass and sets the probe to now, delaying
       // the Unknown marking by one period. With the probe at the observed renewal instant, re-storing an
       // old lease cannot move the probe, so the marking comes grace after the last heartbeat.

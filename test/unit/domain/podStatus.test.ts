@@ -11,7 +11,7 @@
 //   the "pod status update" column, which follows from tryUpdateNodeHealth's observed/current pair;
 // - TestPodStatusChange (T2): see legacyEviction.test.ts for its pod-level part.
 // Here the T5/T7 cases are replayed at decision level: the observed/current Ready pair each monitor pass
-// would produce is derived in comments from tryUpdateNodeHealth's rules (UPSTREAM.md §2.4).
+// would produce is derived in comments from tryUpdateNodeHealth's rules (docs/upstream.md#node-health).
 import { describe, expect, it } from 'vitest';
 import type { WriteResult } from '../../../shared/domain/effects.js';
 import {

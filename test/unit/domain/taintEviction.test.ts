@@ -928,7 +928,7 @@ describe('processPodOnNode', () => {
       want: [cancel],
     },
     {
-      name: 'quirk §4.2.21: called with no taints it cancels and then deletes now',
+      name: 'docs/upstream.md#quirk-21: called with no taints it cancels and then deletes now',
       tolerations: [tol()],
       taints: [],
       want: [cancel, schedule(now, now)],
@@ -937,7 +937,7 @@ describe('processPodOnNode', () => {
     expect(processPodOnNode(pod(tolerations), t ?? taints, existing, now)).toEqual(want);
   });
 
-  it('replacement branch timing: the re-added timer runs fireAt - createdAt from the call (§4.2.22)', () => {
+  it('replacement branch timing: the re-added timer runs fireAt - createdAt from the call (docs/upstream.md#quirk-22)', () => {
     const existing = { createdAt: now + 5 * second, fireAt: now + 305 * second };
     const actions = processPodOnNode(pod([tol(60)]), taints, existing, now);
     const added = actions.find((a) => a.kind === 'schedule');
@@ -956,7 +956,7 @@ describe('handleNodeUpdate', () => {
   const pods = [newPod('pod1', 'node1'), addToleration(newPod('pod2', 'node1'), 1, 100)];
   const nothingScheduled = () => undefined;
 
-  it('node gone: drop the taintedNodes entry, cancel nothing (§4.2.20)', () => {
+  it('node gone: drop the taintedNodes entry, cancel nothing (docs/upstream.md#quirk-20)', () => {
     const existing = () => ({ createdAt: now - second, fireAt: now + 99 * second });
     expect(handleNodeUpdate('node1', undefined, pods, existing, now)).toEqual({
       noExecuteTaints: undefined,
@@ -1016,7 +1016,7 @@ describe('handleNodeUpdate', () => {
     });
   });
 
-  it('property: without NoExecute taints it never schedules (the §4.2.21 pattern is unreachable)', () => {
+  it('property: without NoExecute taints it never schedules (the docs/upstream.md#quirk-21 pattern is unreachable)', () => {
     const effect = fc.constantFrom<'NoSchedule' | 'PreferNoSchedule'>('NoSchedule', 'PreferNoSchedule');
     const taint = fc.record({ key: fc.string(), effect });
     const toleration = fc.record({
@@ -1142,7 +1142,7 @@ describe('controller scenarios (own)', () => {
     expect(controller.deletedPods()).toEqual([]);
   });
 
-  it('node deletion does not cancel a pending eviction (§4.2.20): the pod is still deleted on time', () => {
+  it('node deletion does not cancel a pending eviction (docs/upstream.md#quirk-20): the pod is still deleted on time', () => {
     const pod = addToleration(newPod('pod1', 'node1'), 1, 300);
     const controller = new Controller([pod]);
     const tainted = addTaintsToNode(newNode('node1'), [1]);
@@ -1159,7 +1159,7 @@ describe('controller scenarios (own)', () => {
     ]);
   });
 
-  it('a re-added taint (new timeAdded, e.g. a KCM restart) restarts the countdown (§4.2.14, #108268)', () => {
+  it('a re-added taint (new timeAdded, e.g. a KCM restart) restarts the countdown (docs/upstream.md#quirk-14, #108268)', () => {
     const pod = addToleration(newPod('pod1', 'node1'), 1, 300);
     const controller = new Controller([pod]);
     const first = addTaintsToNode(newNode('node1'), [1]);
@@ -1179,7 +1179,7 @@ describe('controller scenarios (own)', () => {
     ]);
   });
 
-  it('countdowns start when the controller sees the taint, not at timeAdded (§4.2.15)', () => {
+  it('countdowns start when the controller sees the taint, not at timeAdded (docs/upstream.md#quirk-15)', () => {
     const pod = addToleration(newPod('pod1', 'node1'), 1, 60);
     const controller = new Controller([pod]);
     const node: Node = { ...newNode('node1'), taints: [createNoExecuteTaint(1, fakeNow - 3600 * second)] };

@@ -146,7 +146,8 @@ describe('TestRunningWorkerCompletionDoesNotRemoveReplacement', () => {
     expect(replacementAdded.kind).toBe('scheduled');
     let replacement = getWorkerUnsafe(replacementAdded.queue, key);
     expect(replacement?.fireAt).toBe(replacementFireAt);
-    // §4.2.22: the timer runs fireAt - createdAt = 8s from the AddWork call, not until fireAt.
+    // docs/upstream.md#quirk-22: the timer runs fireAt - createdAt = 8s from the AddWork call, not until
+    // fireAt.
     expect(replacement?.firesAt).toBe(first.clock + 8 * second);
 
     // close(release): the first work completes with its own token.
@@ -179,7 +180,7 @@ describe('timedWorkerQueue (own cases)', () => {
     expect(addWork(done, 'a/b', start + 1, start + 60 * second, start + 1).kind).toBe('scheduled');
   });
 
-  it('firesAt counts the delay from the addWork call (§4.2.22), dueWork honours it', () => {
+  it('firesAt counts the delay from the addWork call (docs/upstream.md#quirk-22), dueWork honours it', () => {
     // createdAt 10s in the past, fireAt 20s ahead: the timer runs 30s after the call.
     const r = addWork(createWorkerQueue(), 'a/b', start - 10 * second, start + 20 * second, start);
     expect(r.kind).toBe('scheduled');

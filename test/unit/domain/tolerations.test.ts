@@ -436,7 +436,7 @@ describe('TestForgivenessAdmission', () => {
 });
 
 describe('defaultTolerationSeconds (own cases)', () => {
-  it('quirk §4.2.23: an Equal toleration with a value that matches no real unreachable taint still blocks the default', () => {
+  it('docs/upstream.md#quirk-23: an Equal toleration with a value that matches no real unreachable taint still blocks the default', () => {
     const requested: Toleration[] = [
       { key: unreachable, operator: 'Equal', value: 'x', effect: 'NoExecute' },
     ];

@@ -25,7 +25,7 @@ const F: NodeCondition = { type: 'Ready', status: 'False' };
 const U: NodeCondition = { type: 'Ready', status: 'Unknown' };
 const none = undefined; // upstream nil: no Ready condition
 
-// Upstream flag defaults (UPSTREAM §1).
+// Upstream flag defaults (docs/upstream.md#defaults).
 const defaults = {
   nodeEvictionRate: 0.1,
   secondaryNodeEvictionRate: 0.01,

@@ -1,7 +1,7 @@
 // relay/shaping.ts (with probeTracker.ts and putEvents.ts): trimming leases (nodes and pods: the shared
 // conversion, tested in test/unit/adapters/kubernetes/mapping.test.ts), the watch
-// filters (table tests that also check properties, STYLE 3.2/3.3), the probe tracker, and PutEvents
-// batching under EventBridge's entry-size rule.
+// filters (table tests that also check properties, docs/contributing.md#table-tests), the probe tracker, and
+// PutEvents batching under EventBridge's entry-size rule.
 import type { PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
 import type { V1Lease } from '@kubernetes/client-node';
 import fc from 'fast-check';

@@ -10,7 +10,7 @@ import { validateTemplate } from '../../../../scripts/validate-template.js';
 const names = tableNamesWithPrefix('nlc-prod');
 
 describe('tableDefinitions', () => {
-  it('defines the five tables of DESIGN §4, on demand, keyed by cluster', () => {
+  it('defines the five tables of docs/state.md, on demand, keyed by cluster', () => {
     const defs = tableDefinitions(names);
     expect(Object.fromEntries(Object.entries(defs).map(([k, d]) => [k, d.create.KeySchema]))).toEqual({
       nodes: [

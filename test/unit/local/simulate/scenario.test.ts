@@ -1,4 +1,4 @@
-// The scenario format (SCENARIOS.md): expansion of `generate`, globs resolved against the cluster as the
+// The scenario format (docs/simulate.md): expansion of `generate`, globs resolved against the cluster as the
 // timeline goes, durations, and one ScenarioError naming every bad field.
 import { describe, expect, it } from 'vitest';
 import {
@@ -23,7 +23,7 @@ function issuesOf(doc: unknown): string[] {
 const base = { duration: '5m', nodes: [{ name: 'a-1', zone: 'zone-a' }] };
 
 describe('parseScenario', () => {
-  it('reads SCENARIOS.md example fields, with defaults', () => {
+  it('reads the example fields of docs/simulate.md, with defaults', () => {
     const scenario = parseScenario(`
 name: one node loses its kubelet
 config:
