@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // Tests spawn the built CLI (cli/bin.mjs runs dist/nlc/): never a stale build.
+    globalSetup: ['test/globalSetup.ts'],
     coverage: {
       provider: 'v8',
       include: ['shared/**/*.ts'],

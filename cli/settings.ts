@@ -1,7 +1,6 @@
 // The controller settings as the CLI reads them: shared/config.ts's loadConfigWithSources (overrides >
 // NLC_ environment variables > upstream defaults), with CLI flags as the overrides and every problem
 // named the way the operator wrote it (`--node-monitor-grace-period`, or the env var).
-import { relayOwnedEnvVars } from '../relay/settings.js';
 import { ownedEnvVars as clusterAuthEnvVars } from '../shared/adapters/kubernetes/authConfig.js';
 import {
   CONFIG_KEYS,
@@ -15,13 +14,19 @@ import { ConfigError } from '../shared/errors.js';
  * NLC_ variables that are not controller settings but belong to the deployment (table names, local
  * endpoints, the drainer's function name), the relay (its bus, port) or the cluster credentials: the
  * CLI may run in the same environment as the functions, the relay or the local stack, so these are
- * not "unknown". The functions' names are RuntimeEnv in shared/adapters/runtime.ts, listed here rather
- * than imported because that module loads the Kubernetes client, which `nlc status` does not need
+ * not "unknown". The functions' names (RuntimeEnv in shared/adapters/runtime.ts) and the relay's
+ * (relayOwnedEnvVars in relay/settings.ts) are listed here rather than imported because both modules
+ * load the Kubernetes client, which `nlc config` and `nlc status` do not need
  * (test/unit/cli/settings.test.ts keeps the lists equal).
  */
 export const CLI_ALLOWED_ENV: ReadonlySet<string> = new Set([
   ...clusterAuthEnvVars,
-  ...relayOwnedEnvVars,
+  'NLC_EVENT_BUS_NAME',
+  'NLC_EVENTBRIDGE_ENDPOINT',
+  'NLC_RELAY_PORT',
+  'NLC_RELAY_HOST',
+  'NLC_RELAY_LEASE_WATCH_STALL_TIMEOUT',
+  'NLC_RELAY_WATCH_STALL_TIMEOUT',
   'NLC_NODES_TABLE',
   'NLC_ZONES_TABLE',
   'NLC_EVICTION_QUEUE_TABLE',

@@ -4,6 +4,7 @@ import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { LocalStackStartError } from '../../shared/errors.js';
 import type { StackLogger } from './log.js';
+import { processAlive } from './stackRecord.js';
 
 /**
  * Claims the data directory for this process (`stack.pid`): two stacks on one directory would share its
@@ -16,13 +17,7 @@ export async function claimDataDir(dataDir: string): Promise<() => Promise<void>
     () => undefined,
   );
   if (held !== undefined && Number.isInteger(held) && held > 0 && held !== process.pid) {
-    let alive = true;
-    try {
-      process.kill(held, 0);
-    } catch (error) {
-      alive = (error as NodeJS.ErrnoException).code === 'EPERM';
-    }
-    if (alive) {
+    if (processAlive(held)) {
       throw new LocalStackStartError(
         'the data directory',
         `${dataDir} is in use by another local stack (pid ${held}): stop it, or give this one another --data-dir`,
@@ -38,6 +33,8 @@ export async function claimDataDir(dataDir: string): Promise<() => Promise<void>
  * relay), the kubelets stop, the functions finish with the servers they use still up, then the servers.
  */
 export const StopOrder = [
+  // First: from now on `nlc status` no longer finds a stack that is going away.
+  'stackRecord',
   'stores',
   'relay',
   'kubelets',

@@ -1,12 +1,11 @@
 // `npm start` / `nlc start`: starts the local stack (stack.ts), shows the live view (ui.ts) or, with
 // --no-ui or without a terminal, logs what changes as JSON lines, and stops everything on q, Ctrl-C or
-// SIGTERM. The flags are defined with the other commands in cli/commands/start.ts; run directly
-// (`tsx local/stack/main.ts`, what `npm start` does) this module hands its arguments to `nlc start`.
+// SIGTERM. The flags are defined with the other commands in cli/commands/start.ts (`npm start` is
+// `nlc start`); this module does not import the CLI.
 import { relative, resolve as resolvePath } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { formatDuration } from '../../shared/config.js';
 import { jsonLinesLogger, type StackLogger } from './log.js';
-import { startLocalStack, type LocalStack, type LocalStackOptions } from './stack.js';
+import { DefaultDataDir, startLocalStack, type LocalStack, type LocalStackOptions } from './stack.js';
 import { startLiveView, type LiveViewActions, type Terminal } from './ui.js';
 import { snapshotChanges, snapshotReader, type StackSnapshot } from './view.js';
 
@@ -63,6 +62,11 @@ function progressLogger(stderr: StackIo['stderr'], dataDir: string): StackLogger
   };
 }
 
+/** The flag `nlc status` needs to find a stack in `dataDir` from the working directory (none: the default). */
+function here(dataDir: string): string {
+  return resolvePath(dataDir) === resolvePath(DefaultDataDir) ? '' : ` --data-dir ${dataDir}`;
+}
+
 /** How to look at the stack from another terminal (printed once it is up, and again after the view). */
 function summary(stack: LocalStack): string {
   const rel = (path: string): string => {
@@ -72,8 +76,9 @@ function summary(stack: LocalStack): string {
   return [
     `${Title} (cluster "${stack.config.cluster}", stage ${stack.stage}):`,
     `  kubectl --kubeconfig ${rel(stack.kubeconfig)} get nodes`,
-    `  npx nlc status --endpoint ${stack.endpoints.dynamodb}`,
-    `  npx nlc explain NODE --endpoint ${stack.endpoints.dynamodb}`,
+    // From this directory the CLI finds the stack by itself (its data directory's stack.json).
+    `  npx nlc status${here(stack.dataDir)}`,
+    `  npx nlc explain NODE${here(stack.dataDir)}`,
     `  relay metrics: ${stack.endpoints.relay}/metrics   log: ${rel(stack.dataDir)}/logs/stack.log`,
     '',
   ].join('\n');
@@ -107,7 +112,7 @@ function viewActions(stack: LocalStack, quit: () => void): LiveViewActions {
     toggleRelay: async () => {
       if (stack.relay.running()) {
         await stack.relay.stop();
-        return 'Relay stopped: no digests. Nodes are not marked Unknown for that (observation gap, DESIGN §5).';
+        return 'Relay stopped: no digests. Nodes are not marked Unknown for that: without digests the monitor cannot tell a silent node from a silent relay.';
       }
       await stack.relay.start();
       return 'Relay started (a new relay identity): it lists everything and publishes a digest at once.';
@@ -239,15 +244,4 @@ export async function runLocalStack(
   await stack.stop();
   io.stderr.write(`${Title}: stopped; nothing left running\n`);
   return outcome.functionsDied ? 1 : 0;
-}
-
-// `tsx local/stack/main.ts [flags]` (npm start): the `nlc start` command with these flags.
-if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === resolvePath(process.argv[1])) {
-  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-  // Not a top-level await: `nlc start` imports this module, which must have finished evaluating.
-  void import('../../cli/main.js')
-    .then(({ main }) => main(['start', ...process.argv.slice(2)]))
-    .then((code) => {
-      process.exitCode = code;
-    });
 }

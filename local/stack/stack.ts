@@ -40,6 +40,7 @@ import { claimDataDir, Teardown } from './lifecycle.js';
 import { startLocalRelay, type RelayControls } from './localRelay.js';
 import { fileLogger, logChildLine, silentStackLogger, teeLogger, type StackLogger } from './log.js';
 import { startOffline } from './offline.js';
+import { removeStackRecord, writeStackRecord } from './stackRecord.js';
 import { DefaultPorts, LocalHost, reservePorts, type StackPorts } from './ports.js';
 import {
   kubeletTimingsFor,
@@ -57,6 +58,8 @@ export const ServiceDir = fileURLToPath(new URL('../../', import.meta.url));
 export const DefaultDataDir = '.nlc-data';
 /** The serverless.yml stage the local stack runs: tables nlc-dev-*, bus nlc-dev (osls's default stage). */
 export const LocalStage = 'dev';
+/** The region the local SDK clients sign for: any will do, the local servers check no signature. */
+export const LocalRegion = 'us-east-1';
 
 export interface LocalStackOptions {
   /** Logs, kubeconfigs, the functions' bundles and (unless ephemeral) the tables. `.nlc-data` by default. */
@@ -295,7 +298,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const stores = createDynamoDbStores({
       tables,
       endpoint: dynamo.endpoint,
-      region: 'us-east-1',
+      region: LocalRegion,
       credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
     });
     teardown.add('stores', () => {
@@ -313,6 +316,28 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     process.once('exit', killOnExit);
     teardown.add('exitHook', () => {
       process.off('exit', killOnExit);
+    });
+
+    const api = simulator?.controls.api;
+    const relayPort = Number(new URL(relay.url()).port);
+    const endpoints = {
+      dynamodb: dynamo.endpoint,
+      eventBridge: `http://${LocalHost}:${ports.eventBridge}`,
+      lambda: `http://${LocalHost}:${ports.lambda}`,
+      relay: relay.url(),
+      ...(api !== undefined && { apiServer: api.url }),
+    };
+    // Tells `nlc status` (and people) where this stack is; removed first thing at stop.
+    teardown.add('stackRecord', () => removeStackRecord(dataDir));
+    await writeStackRecord(dataDir, {
+      pid: process.pid,
+      startedAt: new Date().toISOString(),
+      cluster: config.cluster,
+      stage,
+      region: LocalRegion,
+      tables,
+      endpoints,
+      kubeconfig: kubeconfigs.admin,
     });
 
     const totalMs = performance.now() - started;
@@ -335,7 +360,6 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         resolveStopped();
       })());
 
-    const api = simulator?.controls.api;
     const kubeConfig = (): KubeConfig => {
       if (api !== undefined) return api.kubeConfig();
       const kc = new KubeConfig();
@@ -343,7 +367,6 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       if (options.context !== undefined) kc.setCurrentContext(options.context);
       return kc;
     };
-    const relayPort = Number(new URL(relay.url()).port);
 
     return {
       config,
@@ -356,13 +379,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         relay: relayPort,
         ...(api !== undefined && { apiServer: Number(new URL(api.url).port) }),
       },
-      endpoints: {
-        dynamodb: dynamo.endpoint,
-        eventBridge: `http://${LocalHost}:${ports.eventBridge}`,
-        lambda: `http://${LocalHost}:${ports.lambda}`,
-        relay: relay.url(),
-        ...(api !== undefined && { apiServer: api.url }),
-      },
+      endpoints,
       kubeconfig: kubeconfigs.admin,
       ...(options.context !== undefined && { context: options.context }),
       simulator: simulator?.controls,

@@ -1,7 +1,10 @@
 // The `nlc` program as a whole: the real executable through npx (package.json "bin" → cli/bin.mjs →
-// tsx → cli/main.ts) against a seeded local stack, --help on every command, and the exit codes of
+// the build in dist/nlc/) against a seeded local stack, --help on every command, and the exit codes of
 // usage errors.
 import { execFile } from 'node:child_process';
+import { copyFile, cp, mkdir, mkdtemp, rm, utimes, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StatusReport } from '../../../cli/commands/status.js';
@@ -35,8 +38,8 @@ function exec(file: string, args: readonly string[]): Promise<Exit> {
   });
 }
 
-// Subprocesses (npx resolving the package's own bin, tsx compiling on first run) are slow on a busy
-// machine: a generous bound, not a timing assertion.
+// Subprocesses (npx resolving the package's own bin) are slow on a busy machine: a generous bound, not
+// a timing assertion.
 describe('the nlc executable', { timeout: 60_000 }, () => {
   it('npx nlc status reads the seeded stack (a real subprocess, output to a pipe: no colour)', async () => {
     const target = ['--endpoint', stack.endpoint, '--tables-prefix', PREFIX, '--cluster', CLUSTER];
@@ -72,6 +75,51 @@ describe('the nlc executable', { timeout: 60_000 }, () => {
     ]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('- --node-monitor-grace-period: expected a duration');
+  });
+});
+
+describe('cli/bin.mjs and the build', { timeout: 60_000 }, () => {
+  it('without a build, says what to run and exits 1', async () => {
+    const checkout = await mkdtemp(join(tmpdir(), 'nlc-unbuilt-'));
+    try {
+      await mkdir(join(checkout, 'cli'));
+      await copyFile(join(root, 'cli', 'bin.mjs'), join(checkout, 'cli', 'bin.mjs'));
+      const run = await exec(process.execPath, [join(checkout, 'cli', 'bin.mjs'), '--help']);
+      expect(run).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: 'error: nlc is not built (no dist/nlc/main.js): run `npm run build` (npm ci does it too)\n',
+      });
+    } finally {
+      await rm(checkout, { recursive: true, force: true });
+    }
+  });
+
+  it('a source changed since the build: runs the build, with a warning naming the file', async () => {
+    // A copy of the build whose record lists one input, older than that file.
+    const checkout = await mkdtemp(join(tmpdir(), 'nlc-stale-'));
+    try {
+      await mkdir(join(checkout, 'cli'));
+      await copyFile(join(root, 'cli', 'bin.mjs'), join(checkout, 'cli', 'bin.mjs'));
+      await copyFile(join(root, 'package.json'), join(checkout, 'package.json'));
+      await cp(join(root, 'dist', 'nlc'), join(checkout, 'dist', 'nlc'), { recursive: true });
+      await writeFile(join(checkout, 'cli', 'main.ts'), '// edited\n');
+      await writeFile(
+        join(checkout, 'dist', 'nlc', 'build.json'),
+        JSON.stringify({ builtAt: Date.now() - 60_000, inputs: ['cli/main.ts'] }),
+      );
+      const now = new Date();
+      await utimes(join(checkout, 'cli', 'main.ts'), now, now);
+      // node_modules stays the repository's: the bundle's external requires resolve from there.
+      const run = await exec(process.execPath, [join(checkout, 'cli', 'bin.mjs'), '--version']);
+      expect(run.code).toBe(0);
+      expect(run.stdout).toBe('0.1.0\n');
+      expect(run.stderr).toBe(
+        'nlc: warning: cli/main.ts changed since the build in dist/nlc/; running the old build (`npm run build` updates it)\n',
+      );
+    } finally {
+      await rm(checkout, { recursive: true, force: true });
+    }
   });
 });
 

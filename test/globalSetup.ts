@@ -1,0 +1,17 @@
+// Before any test file: the `nlc` build in dist/nlc/ must match the sources, since tests run the real
+// executable (cli/bin.mjs runs the build). Builds only when a source changed (a second or two). A
+// source that does not compile fails the typecheck and its own tests; it must not stop every other
+// test file, so a failed build is reported and the run goes on.
+import { buildCliIfStale } from '../scripts/build-cli.js';
+
+export default async function setup(): Promise<void> {
+  try {
+    const reason = await buildCliIfStale();
+    if (reason !== undefined) process.stderr.write(`nlc: rebuilt dist/nlc/ (${reason})\n`);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(
+      `nlc: the build in dist/nlc/ failed; tests that run nlc use the old one:\n${message}\n`,
+    );
+  }
+}

@@ -1,0 +1,89 @@
+// cli/main.ts loads only the command being run. The summaries `nlc --help` lists are each command's own
+// description; the built CLI's entry and `nlc config` load neither the AWS SDK nor the Kubernetes
+// client (read from the build's metafile, test/globalSetup.ts keeps the build current).
+import { readFileSync } from 'node:fs';
+import type { Metafile } from 'esbuild';
+import { describe, expect, it } from 'vitest';
+import { COMMANDS, invokedCommand } from '../../../cli/main.js';
+import type { CliIo, CommandContext } from '../../../cli/output.js';
+import { CliMetafile } from '../../../scripts/build-cli.js';
+
+const io: CliIo = {
+  stdout: { write: () => true },
+  stderr: { write: () => true },
+  env: {},
+  clock: { now: () => 0 },
+};
+
+describe('COMMANDS', () => {
+  it.each(Object.entries(COMMANDS))(
+    '%s: the summary is the command’s own description',
+    async (name, entry) => {
+      const ctx: CommandContext = { io, exitCode: 0 };
+      const command = (await entry.load())(ctx);
+      expect(command.name()).toBe(name);
+      expect(command.description()).toBe(entry.summary);
+    },
+  );
+});
+
+describe('invokedCommand', () => {
+  it('is the first operand, or the one after help', () => {
+    expect(invokedCommand(['--verbose', 'status', '-o', 'json'])).toBe('status');
+    expect(invokedCommand(['help', 'queue'])).toBe('queue');
+    expect(invokedCommand(['explain', 'start'])).toBe('explain');
+    expect(invokedCommand(['--help'])).toBeUndefined();
+    expect(invokedCommand(['stauts'])).toBeUndefined();
+    expect(invokedCommand([])).toBeUndefined();
+  });
+});
+
+describe('the built CLI', () => {
+  const meta = JSON.parse(readFileSync(CliMetafile, 'utf8')) as Metafile;
+  const outputs = meta.outputs;
+  const outputOf = (entry: string): string => {
+    const found = Object.entries(outputs).find(([, o]) => o.entryPoint === entry);
+    if (found === undefined) throw new Error(`no output for ${entry}`);
+    return found[0];
+  };
+  /** Every input loaded when `output` loads (static imports, transitively). */
+  const loadedBy = (output: string): Set<string> => {
+    const seen = new Set<string>();
+    const inputs = new Set<string>();
+    const visit = (path: string): void => {
+      if (seen.has(path)) return;
+      seen.add(path);
+      const out = outputs[path];
+      if (out === undefined) return;
+      for (const input of Object.keys(out.inputs)) inputs.add(input);
+      for (const imported of out.imports) if (imported.kind === 'import-statement') visit(imported.path);
+    };
+    visit(output);
+    return inputs;
+  };
+  const heavy = (inputs: Set<string>): string[] => [
+    ...new Set(
+      [...inputs].flatMap(
+        (input) => /node_modules\/(@aws-sdk\/[^/]+|@kubernetes\/[^/]+|osls|@smithy)/.exec(input)?.[1] ?? [],
+      ),
+    ),
+  ];
+  const chunkImporting = (source: string): string => {
+    const found = Object.entries(outputs).find(([, o]) => Object.hasOwn(o.inputs, source));
+    if (found === undefined) throw new Error(`no output holds ${source}`);
+    return found[0];
+  };
+
+  it('starts (`nlc --help`) without the AWS SDK or the Kubernetes client', () => {
+    expect(heavy(loadedBy(outputOf('cli/main.ts')))).toEqual([]);
+  });
+
+  it('runs `nlc config` and `nlc status --help` without them', () => {
+    expect(heavy(loadedBy(chunkImporting('cli/commands/config.ts')))).toEqual([]);
+    expect(heavy(loadedBy(chunkImporting('cli/commands/status.ts')))).toEqual([]);
+  });
+
+  it('loads the DynamoDB client only when `nlc status` reads the tables', () => {
+    expect(heavy(loadedBy(chunkImporting('cli/storeClient.ts')))).toContain('@aws-sdk/client-dynamodb');
+  });
+});
