@@ -69,10 +69,15 @@ export function relayLoggerOf(logger: StackLogger): RelayLogger {
 
 const levels: ReadonlySet<string> = new Set(['DEBUG', 'INFO', 'WARN', 'ERROR']);
 
+// osls logs everything on stderr, its start-up banner ("Starting Offline at stage dev", the endpoints,
+// the function names) included: stderr alone says nothing about trouble, the words do.
+const Trouble =
+  /\b(warn(ing)?|errors?|fail(s|ed|ure)?|exception|deprecated|wrong|cannot|unable|invalid|denied|refused|timed? ?out|uncaught)\b|[✖⚠]/i;
+
 /**
  * A line serverless-offline printed, as a record: the functions' Powertools JSON lines keep their level
  * and fields; the emulator's own text becomes a message (its per-invocation "(λ: fn) RequestId … Duration"
- * lines at DEBUG).
+ * lines at DEBUG, lines that speak of trouble at WARN, the rest, its banner included, at INFO).
  */
 export function logChildLine(logger: StackLogger, line: string, stream: 'stdout' | 'stderr'): void {
   const text = line.trimEnd();
@@ -95,6 +100,10 @@ export function logChildLine(logger: StackLogger, line: string, stream: 'stdout'
       // Not JSON after all: logged as text below.
     }
   }
-  const level: LogLevel = /^\(λ: /.test(text) ? 'DEBUG' : stream === 'stderr' ? 'WARN' : 'INFO';
+  const level: LogLevel = /^\(λ: /.test(text)
+    ? 'DEBUG'
+    : stream === 'stderr' && Trouble.test(text)
+      ? 'WARN'
+      : 'INFO';
   logger.log(level, 'offline', text);
 }

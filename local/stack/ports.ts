@@ -3,7 +3,7 @@
 // inside a child process. Port 0 picks a free port: the in-process servers listen on 0 themselves; the
 // ports serverless-offline needs are chosen here (listen on 0, read the port, close) and passed to it.
 import { createServer, type AddressInfo } from 'node:net';
-import { PortInUseError } from '../../shared/errors.js';
+import { NlcError, PortInUseError } from '../../shared/errors.js';
 
 /** Every address the stack binds: loopback only, nothing reachable from beyond the machine. */
 export const LocalHost = '127.0.0.1';
@@ -67,9 +67,28 @@ function listenOnce(port: number): Promise<number> {
 }
 
 /**
+ * Several of the stack's ports are taken (most likely by another local stack): every one is named, so a
+ * second start does not fail port by port.
+ */
+export class PortsInUseError extends NlcError {
+  readonly ports: readonly PortInUseError[];
+
+  constructor(ports: readonly PortInUseError[]) {
+    super(
+      [
+        `${ports.length} ports on ${LocalHost} are already in use (another local stack?): stop what holds them, or choose other ports (0 picks a free one):`,
+        ...ports.map((p) => `- port ${p.port} (${p.purpose}): ${p.flag} <port>`),
+      ].join('\n'),
+    );
+    this.ports = ports;
+  }
+}
+
+/**
  * Checks every fixed port is free, and picks a free port for each 0 among `pick` (the ports a child
- * process needs as numbers). Throws PortInUseError for the first taken port, naming it. Another process
- * can still take a port between this check and the bind; the bind then fails with the same message.
+ * process needs as numbers). Throws PortInUseError for a taken port, naming it, or PortsInUseError
+ * naming every one when several are. Another process can still take a port between this check and the
+ * bind; the bind then fails with the same message.
  *
  * @example
  * const ports = await reservePorts({ ...DefaultPorts, apiServer: 0 }, ['eventBridge', 'lambda']);
@@ -81,6 +100,7 @@ export async function reservePorts(
 ): Promise<StackPorts> {
   const chosen: Record<PortName, number> = { ...ports };
   const taken = new Set<number>();
+  const inUse: PortInUseError[] = [];
   for (const name of PortNames) {
     if (skip.includes(name)) continue;
     const wanted = ports[name];
@@ -98,11 +118,16 @@ export async function reservePorts(
       do bound = await listenOnce(wanted);
       while (wanted === 0 && taken.has(bound));
     } catch (error) {
-      throw explainListenError(error, name, wanted);
+      const explained = explainListenError(error, name, wanted);
+      if (!(explained instanceof PortInUseError)) throw explained;
+      inUse.push(explained);
+      bound = wanted;
     }
     taken.add(bound);
     chosen[name] = bound;
   }
+  const [first, ...more] = inUse;
+  if (first !== undefined) throw more.length === 0 ? first : new PortsInUseError(inUse);
   return chosen;
 }
 

@@ -52,7 +52,7 @@ describe('logChildLine', () => {
     ]);
   });
 
-  it("wraps serverless-offline's text; its per-invocation lines are DEBUG, stderr WARN", () => {
+  it("wraps serverless-offline's text; its per-invocation lines are DEBUG, trouble WARN", () => {
     const { records, logger } = recorder();
     logChildLine(
       logger,
@@ -69,6 +69,24 @@ describe('logChildLine', () => {
       ['WARN', 'offline'],
       ['INFO', 'offline'],
     ]);
+  });
+
+  it('logs the start-up banner osls prints on stderr as INFO, problems on stderr as WARN', () => {
+    const { records, logger } = recorder();
+    const banner = [
+      'serverless-offline-aws-eventbridge :: Plugin ready',
+      'Starting Offline at stage dev (us-east-1)',
+      'Offline [http for lambda] listening on http://127.0.0.1:3002',
+      'Function names exposed for local invocation by aws-sdk:',
+      '   * nodeTaints: nlc-dev-nodeTaints',
+    ];
+    const trouble = [
+      'Error: Cannot find module ./x',
+      '✖ Compilation failed for function alias nodeTaints',
+      'Warning: a deprecated option',
+    ];
+    for (const line of [...banner, ...trouble]) logChildLine(logger, line, 'stderr');
+    expect(records.map((r) => r.level)).toEqual([...banner.map(() => 'INFO'), ...trouble.map(() => 'WARN')]);
   });
 });
 

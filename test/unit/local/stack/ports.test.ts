@@ -6,6 +6,7 @@ import {
   DefaultPorts,
   PortInfo,
   PortNames,
+  PortsInUseError,
   reservePorts,
   type StackPorts,
 } from '../../../../local/stack/ports.js';
@@ -55,6 +56,21 @@ describe('reservePorts', () => {
     expect(error).toBeInstanceOf(PortInUseError);
     expect((error as PortInUseError).message).toBe(
       `port ${taken} (the DynamoDB-compatible server) on 127.0.0.1 is already in use: stop what holds it, or choose another port with --port-dynamodb <port> (0 picks a free one)`,
+    );
+  });
+
+  it('names every taken port at once (a second stack while one runs)', async () => {
+    const [db, lambda] = [await occupy(), await occupy()];
+    const error: unknown = await reservePorts({ ...allZero, dynamodb: db, lambda }, []).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(PortsInUseError);
+    expect((error as PortsInUseError).message).toBe(
+      [
+        '2 ports on 127.0.0.1 are already in use (another local stack?): stop what holds them, or choose other ports (0 picks a free one):',
+        `- port ${db} (the DynamoDB-compatible server): --port-dynamodb <port>`,
+        `- port ${lambda} (serverless-offline's Lambda endpoint): --port-lambda <port>`,
+      ].join('\n'),
     );
   });
 
