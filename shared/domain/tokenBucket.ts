@@ -72,15 +72,26 @@ export function tryAccept(
   // monotonic clock never goes backwards in-process); our `now`s come from several Lambdas, so we
   // keep the version that never grants extra tokens (see docs/upstream-deviations.md).
   const at = Math.max(now, limiter.last);
-  const elapsedSeconds = (at - limiter.last) / MILLIS_PER_SECOND;
-  // elapsedSeconds > 0 also keeps 0 × Infinity (NaN) out of the state.
-  const refill = limiter.qps > 0 && elapsedSeconds > 0 ? elapsedSeconds * limiter.qps : 0;
-  const available = Math.min(limiter.burst, limiter.tokens + refill);
+  const available = tokensAt(limiter, at);
 
   const remaining = available - 1;
   const accepted = 1 <= limiter.burst && waitIsZero(remaining, limiter.qps);
   if (!accepted) return { accepted: false, limiter };
   return { accepted: true, limiter: { ...limiter, tokens: remaining, last: at } };
+}
+
+/**
+ * The tokens a token bucket holds at `now`: x/time's advance() (stored tokens plus elapsed seconds ×
+ * qps, capped at burst), without taking any. A `now` before `last` refills nothing. What `nlc status`
+ * and the live view show, so a bucket drained minutes ago reads as full again.
+ *
+ * @example tokensAt({ kind: 'tokenBucket', qps: 0.1, burst: 1, tokens: 0, last: 0 }, 5_000) // 0.5
+ */
+export function tokensAt(limiter: Extract<RateLimiter, { kind: 'tokenBucket' }>, now: EpochMillis): number {
+  const elapsedSeconds = (now - limiter.last) / MILLIS_PER_SECOND;
+  // elapsedSeconds > 0 also keeps 0 × Infinity (NaN) out of the state.
+  const refill = limiter.qps > 0 && elapsedSeconds > 0 ? elapsedSeconds * limiter.qps : 0;
+  return Math.min(limiter.burst, limiter.tokens + refill);
 }
 
 /**

@@ -4,6 +4,7 @@ import {
   fakeNeverRateLimiter,
   limiterQPS,
   newTokenBucketRateLimiter,
+  tokensAt,
   tryAccept,
 } from '../../../shared/domain/tokenBucket.js';
 
@@ -176,5 +177,25 @@ describe('limiterQPS', () => {
     { name: 'never-limiter reports 1 (upstream quirk)', limiter: fakeNeverRateLimiter, want: 1 },
   ])('$name', ({ limiter, want }) => {
     expect(limiterQPS(limiter)).toBe(want);
+  });
+});
+
+describe('tokensAt', () => {
+  const drained = { kind: 'tokenBucket', qps: 0.1, burst: 1, tokens: 0, last: T0 } as const;
+  it.each([
+    { name: 'a drained bucket at its last instant holds nothing', at: T0, want: 0 },
+    { name: 'half refilled after half a token interval', at: T0 + 5_000, want: 0.5 },
+    { name: 'full after one token interval', at: T0 + 10_000, want: 1 },
+    { name: 'capped at burst long after', at: T0 + 3_600_000, want: 1 },
+    { name: 'an instant before last refills nothing', at: T0 - 60_000, want: 0 },
+  ])('$name', ({ at, want }) => {
+    expect(tokensAt(drained, at)).toBeCloseTo(want, 9);
+  });
+
+  it('is what tryAccept finds available: a token taken exactly when tokensAt reaches 1', () => {
+    const full = T0 + 10_000;
+    expect(tokensAt(drained, full - 1)).toBeLessThan(1);
+    expect(tryAccept(drained, full - 1).accepted).toBe(false);
+    expect(tryAccept(drained, full).accepted).toBe(true);
   });
 });
