@@ -41,8 +41,17 @@ export interface CommandContext {
  * structured data.
  */
 export const OutputFormatSchema = z
-  .enum(['json', 'yaml', 'wide'], { error: 'expected json, yaml or wide' })
+  .enum(['json', 'yaml', 'wide'], {
+    // The value is echoed (quoted, cut if long): "-o xml" is a typo people want to see next to the list.
+    error: (issue) => `${quoted(issue.input)} is not an output format: expected json, yaml or wide`,
+  })
   .optional();
+
+/** A value for an error message: JSON-quoted, at most 40 characters of it. */
+export function quoted(value: unknown): string {
+  const text = typeof value === 'string' ? value : String(value);
+  return JSON.stringify(text.length > 40 ? `${text.slice(0, 40)}…` : text);
+}
 export type OutputFormat = z.output<typeof OutputFormatSchema>;
 
 /** The `-o` option as every command declares it. */

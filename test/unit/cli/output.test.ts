@@ -1,8 +1,11 @@
 // cli/output.ts: table layout, colour policy, structured output.
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { parseOptions } from '../../../cli/errors.js';
 import {
   colourEnabled,
+  OutputFormatSchema,
   painter,
   renderStructured,
   renderTable,
@@ -83,5 +86,30 @@ describe('renderStructured and span', () => {
     [undefined, '-'],
   ])('span(%s) is %s', (ms, text) => {
     expect(span(ms)).toBe(text);
+  });
+});
+
+describe('OutputFormatSchema', () => {
+  const schema = z.object({ output: OutputFormatSchema });
+  const problem = (output: string): string => {
+    try {
+      parseOptions(schema, { output });
+    } catch (error) {
+      return error instanceof z.ZodError
+        ? `${String(error.issues[0]?.path[0])}: ${error.issues[0]?.message}`
+        : '';
+    }
+    return 'accepted';
+  };
+
+  it('names the flag, echoes the bad value and lists the valid ones', () => {
+    expect(problem('xml')).toBe('--output: "xml" is not an output format: expected json, yaml or wide');
+    expect(problem('wide')).toBe('accepted');
+  });
+
+  it('cuts a long value', () => {
+    expect(problem('x'.repeat(100))).toBe(
+      `--output: "${'x'.repeat(40)}…" is not an output format: expected json, yaml or wide`,
+    );
   });
 });
