@@ -3,8 +3,8 @@
 //   unreachable NoExecute tolerations, decided by shared/domain/tolerations.ts (UPSTREAM.md §2.14);
 // - TaintNodesByCondition (plugin/pkg/admission/nodetaint, nodes, Create only): a new node gets
 //   node.kubernetes.io/not-ready:NoSchedule until the controller sees it Ready;
-// - NamespaceLifecycle: no new objects in a missing or terminating namespace (enforced in registry.ts,
-//   which owns the namespace state).
+// - NamespaceLifecycle: no new objects in a missing or terminating namespace (namespaceLifecycle.ts,
+//   with the rest of what kube-apiserver does for namespaces).
 import { matchTaint, TaintNodeNotReady } from '../../shared/domain/taints.js';
 import type { Taint, TaintEffect, Toleration, TolerationOperator } from '../../shared/domain/types.js';
 import {

@@ -13,14 +13,7 @@ import type {
 } from '@kubernetes/client-node';
 import type { Json, JsonObject } from './json.js';
 import type { PatchType } from './patch.js';
-import type {
-  DeleteOptions,
-  ListOptions,
-  Registry,
-  WatchEventType,
-  WatchOptions,
-  WriteOptions,
-} from './registry.js';
+import type { DeleteOptions, ListOptions, Registry, WriteOptions } from './registry.js';
 import {
   type ResourceDef,
   coreEvents,
@@ -32,6 +25,7 @@ import {
   nodes,
   pods,
 } from './resources.js';
+import type { WatchEventType, WatchOptions } from './watch.js';
 
 /** A client-node model as JSON: every `Date` is its RFC 3339 string, as on the wire. */
 export type Wire<T> = T extends Date

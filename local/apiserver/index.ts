@@ -51,9 +51,10 @@ export type { Identity, PolicyRule } from './auth.js';
 export type { ApiStore, ResourceClient, Wire, WireList, TypedWatchEvent, DeleteStatus } from './client.js';
 export type { FaultAction, FaultMatch, FaultRule } from './faults.js';
 export type { PatchType } from './patch.js';
-export type { DeleteOptions, ListOptions, WatchOptions, WatchEvent } from './registry.js';
+export type { DeleteOptions, ListOptions } from './registry.js';
 export type { RequestRecord } from './server.js';
 export type { Status, StatusCause, StatusReason } from './status.js';
+export type { WatchOptions, WatchEvent } from './watch.js';
 export { ApiStatusError } from './status.js';
 export { kubeconfigYaml, makeKubeConfig, writeKubeconfig } from './kubeconfig.js';
 

@@ -3,10 +3,21 @@
 // BeforeUpdate, BeforeDelete) plus the request handlers' checks (create.go, update.go, patch.go,
 // delete.go) and the admission chain. Every call is synchronous and atomic: a request is decoded,
 // admitted, validated and committed before the next one starts, so there are no storage-level races
-// to retry. Timestamps come from the injected clock.
+// to retry. Timestamps come from the injected clock. This file is the order of the steps per verb;
+// the steps live beside it: codec.ts (decode, present), listing.ts (selectors, pages), watch.ts,
+// deletion.ts (preconditions, graceful deletion), namespaceLifecycle.ts, eventTtl.ts, admission.ts.
 import type { DefaultTolerationSecondsOptions } from '../../shared/domain/tolerations.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import { admitDefaultTolerationSeconds, admitTaintNodesByCondition } from './admission.js';
+import { checkName, decodeObject, ensureObjectNamespace, presentObject } from './codec.js';
+import {
+  type DeletePreconditions,
+  beforePodDelete,
+  checkDeletePreconditions,
+  deletedAnswer,
+  markAsDeleting,
+} from './deletion.js';
+import { EventTtl } from './eventTtl.js';
 import { IdSource } from './ids.js';
 import {
   type Json,
@@ -18,42 +29,32 @@ import {
   getNumber,
   getObject,
   getString,
-  getStringMap,
   isObject,
 } from './json.js';
+import { objectMatcher, paginate } from './listing.js';
+import {
+  admitNamespaceLifecycle,
+  isProtectedNamespace,
+  namespacedStorages,
+  systemNamespaces,
+} from './namespaceLifecycle.js';
 import { type PatchType, applyPatch } from './patch.js';
-import {
-  type ResourceDef,
-  allResources,
-  apiVersionOf,
-  bindingSchemaFor,
-  namespaces,
-  nodes,
-  pods,
-} from './resources.js';
+import { type ResourceDef, apiVersionOf, bindingSchemaFor, namespaces, nodes, pods } from './resources.js';
 import { decodeStructure } from './schemas.js';
-import {
-  type LabelSelector,
-  type FieldSelector,
-  matchesFields,
-  matchesLabels,
-  parseFieldSelector,
-  parseLabelSelector,
-} from './selectors.js';
 import {
   ApiStatusError,
   type GroupResource,
   type Status,
   alreadyExists,
-  badRequest,
   conflict,
   forbidden,
   internalError,
   invalid,
   notFound,
 } from './status.js';
-import { ObjectStore, type StoredEvent, storageKey } from './store.js';
-import { formatTime, normalizeTimestamps, parseTime } from './timestamps.js';
+import { ObjectStore, storageKey } from './store.js';
+import { formatTime } from './timestamps.js';
+import { type Watch, type WatchEvent, type WatchOptions, Watchers } from './watch.js';
 
 export interface RegistryOptions {
   readonly clock: Clock;
@@ -81,49 +82,13 @@ export interface ListOptions {
   readonly continue?: string;
 }
 
-export interface WatchOptions {
-  readonly namespace?: string;
-  readonly labelSelector?: string;
-  readonly fieldSelector?: string;
-  /** Absent, "" or "0": synthetic ADDED events for the current state first. Otherwise resume after it. */
-  readonly resourceVersion?: string;
-  readonly allowWatchBookmarks?: boolean;
-  /** Streaming lists: the initial ADDED events end with a BOOKMARK annotated k8s.io/initial-events-end. */
-  readonly sendInitialEvents?: boolean;
-}
-
 export interface DeleteOptions extends WriteOptions {
   readonly gracePeriodSeconds?: number;
-  readonly preconditions?: { readonly uid?: string; readonly resourceVersion?: string };
+  readonly preconditions?: DeletePreconditions;
 }
-
-export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
-
-export interface WatchEvent {
-  readonly type: WatchEventType;
-  readonly object: JsonObject;
-}
-
-export interface Watch {
-  stop(): void;
-}
-
-interface ActiveWatch {
-  readonly def: ResourceDef;
-  readonly bookmarks: boolean;
-  readonly emit: (event: WatchEvent) => void;
-}
-
-const protectedNamespaces = new Set(['default', 'kube-system', 'kube-public']);
-/** The namespaces a real kube-apiserver creates at start (kube-node-lease by the lease controller). */
-export const systemNamespaces = ['default', 'kube-node-lease', 'kube-public', 'kube-system'] as const;
 
 function groupResource(def: ResourceDef): GroupResource {
   return { group: def.group, resource: def.resource };
-}
-
-function decodeContext(def: ResourceDef): string {
-  return `${def.kind} in version ${JSON.stringify(def.version)} cannot be handled as a ${def.kind}`;
 }
 
 function metadataOf(obj: JsonObject): JsonObject {
@@ -134,12 +99,9 @@ export class Registry {
   readonly store: ObjectStore;
   private readonly clock: Clock;
   private readonly ids: IdSource;
-  private readonly eventTtlMs: number;
+  private readonly eventTtl: EventTtl;
   private readonly tolerationDefaults: DefaultTolerationSecondsOptions;
-  private readonly watches = new Set<ActiveWatch>();
-  /** Event expiry queue (FIFO: every write sets now + ttl) and each event's current expiry. */
-  private readonly eventExpiryQueue: { key: string; at: number }[] = [];
-  private readonly eventExpiry = new Map<string, number>();
+  private readonly watchers: Watchers;
 
   constructor(options: RegistryOptions) {
     this.clock = options.clock;
@@ -150,7 +112,8 @@ export class Registry {
       ...(options.historyMaxEvents !== undefined && { historyMaxEvents: options.historyMaxEvents }),
     });
     this.ids = new IdSource(options.seed ?? 0x6b756265);
-    this.eventTtlMs = options.eventTtlMs ?? 3_600_000;
+    this.eventTtl = new EventTtl(options.eventTtlMs ?? 3_600_000);
+    this.watchers = new Watchers(this.store);
     this.tolerationDefaults = options.defaultTolerationSeconds ?? {};
     for (const name of systemNamespaces) this.create(namespaces, '', { metadata: { name } });
   }
@@ -164,14 +127,7 @@ export class Registry {
 
   /** The object as a client reads it (own copy, converted to the resource's version). */
   present(def: ResourceDef, stored: Readonly<JsonObject>, withType = true): JsonObject {
-    let obj = clone(stored as JsonObject);
-    if (def.fromStorage !== undefined) obj = def.fromStorage(obj);
-    if (!withType) {
-      delete obj.apiVersion;
-      delete obj.kind;
-      return obj;
-    }
-    return { apiVersion: apiVersionOf(def), kind: def.kind, ...withoutType(obj) };
+    return presentObject(def, stored, withType);
   }
 
   get(def: ResourceDef, namespace: string, name: string): JsonObject {
@@ -183,25 +139,11 @@ export class Registry {
 
   list(def: ResourceDef, options: ListOptions = {}): JsonObject {
     this.expireEvents();
-    const matches = this.matcher(def, options.namespace ?? '', options.labelSelector, options.fieldSelector);
-    let items = this.store.list(def.storage, def.namespaced ? options.namespace : undefined).filter(matches);
-    const revision = this.store.resourceVersion;
-    const metadata: JsonObject = { resourceVersion: String(revision) };
-    if (options.continue !== undefined && options.continue !== '') {
-      const start = decodeContinue(options.continue);
-      metadata.resourceVersion = String(start.rv);
-      items = items.filter((item) => this.objectKey(item) > start.key);
-    }
-    if (options.limit !== undefined && options.limit > 0 && items.length > options.limit) {
-      const page = items.slice(0, options.limit);
-      const last = page[page.length - 1];
-      metadata.continue = encodeContinue(
-        Number(metadata.resourceVersion),
-        last === undefined ? '' : this.objectKey(last),
-      );
-      metadata.remainingItemCount = items.length - page.length;
-      items = page;
-    }
+    const matches = objectMatcher(def, options.namespace ?? '', options.labelSelector, options.fieldSelector);
+    const selected = this.store
+      .list(def.storage, def.namespaced ? options.namespace : undefined)
+      .filter(matches);
+    const { items, metadata } = paginate(selected, options, this.store.resourceVersion);
     return {
       kind: `${def.kind}List`,
       apiVersion: apiVersionOf(def),
@@ -214,9 +156,9 @@ export class Registry {
 
   create(def: ResourceDef, namespace: string, body: Json, options: WriteOptions = {}): JsonObject {
     this.expireEvents();
-    const obj = this.decode(def, body, 400);
+    const obj = decodeObject(def, body, 400);
     const meta = metadataOf(obj);
-    this.ensureNamespace(def, namespace, meta);
+    ensureObjectNamespace(def, namespace, meta);
     const name = getString(meta, ['name']) ?? '';
     const generateName = getString(meta, ['generateName']) ?? '';
     if (name === '' && generateName !== '') meta.name = this.ids.generateName(generateName);
@@ -232,7 +174,7 @@ export class Registry {
     meta.uid = this.ids.uid();
     meta.creationTimestamp = formatTime(this.clock.now());
 
-    this.admitNamespaceLifecycle(def, obj);
+    admitNamespaceLifecycle(def, obj, (ns) => this.store.get(namespaces.storage, ns));
     if (def === pods) admitDefaultTolerationSeconds(obj, this.tolerationDefaults);
     if (def === nodes) admitTaintNodesByCondition(obj);
 
@@ -258,9 +200,9 @@ export class Registry {
     options: WriteOptions = {},
   ): JsonObject {
     this.expireEvents();
-    const obj = this.decode(def, body, 400);
+    const obj = decodeObject(def, body, 400);
     const meta = metadataOf(obj);
-    this.checkName(def, namespace, name, meta);
+    checkName(def, namespace, name, meta);
     const key = this.key(def, namespace, name);
     const current = this.store.get(def.storage, key);
     if (current === undefined) {
@@ -300,9 +242,9 @@ export class Registry {
         },
       ]);
     }
-    const obj = this.decode(def, patched, 422);
+    const obj = decodeObject(def, patched, 422);
     const meta = metadataOf(obj);
-    this.checkName(def, namespace, name, meta);
+    checkName(def, namespace, name, meta);
     // A patch that carries (or sets) a resourceVersion makes the write conditional on it.
     const requested = getString(meta, ['resourceVersion']) ?? '';
     if (requested !== '' && requested !== getString(current, ['metadata', 'resourceVersion'])) {
@@ -410,30 +352,12 @@ export class Registry {
 
     const obj = clone(current as JsonObject);
     const meta = metadataOf(obj);
-    const uid = getString(meta, ['uid']) ?? '';
-    const rv = getString(meta, ['resourceVersion']) ?? '';
-    // rest.BeforeDelete reports precondition failures with the Kind where the resource belongs.
-    const preconditionResource = { group: def.group, resource: def.kind };
-    const { preconditions } = options;
-    if (preconditions?.uid !== undefined && preconditions.uid !== uid) {
-      throw conflict(
-        preconditionResource,
-        name,
-        `the UID in the precondition (${preconditions.uid}) does not match the UID in record (${uid}). The object might have been deleted and then recreated`,
-      );
-    }
-    if (preconditions?.resourceVersion !== undefined && preconditions.resourceVersion !== rv) {
-      throw conflict(
-        preconditionResource,
-        name,
-        `the ResourceVersion in the precondition (${preconditions.resourceVersion}) does not match the ResourceVersion in record (${rv}). The object might have been modified`,
-      );
-    }
+    checkDeletePreconditions(def, name, meta, options.preconditions);
     const finalizers = Array.isArray(meta.finalizers) && meta.finalizers.length > 0;
     const now = this.clock.now();
 
     if (def === pods) {
-      const outcome = this.beforePodDelete(obj, options.gracePeriodSeconds, now);
+      const outcome = beforePodDelete(obj, options.gracePeriodSeconds, now);
       if (outcome === 'pending') return this.present(def, current);
       if (outcome.graceful) {
         if (options.dryRun === true) return this.present(def, obj);
@@ -447,57 +371,14 @@ export class Registry {
       if (options.dryRun === true) return this.present(def, obj);
       return this.present(def, this.store.put(def.storage, key, obj));
     }
-    if (options.dryRun === true) return this.deletedAnswer(def, current);
-    return this.deletedAnswer(def, this.remove(def, key) ?? current);
-  }
-
-  /**
-   * rest.BeforeDelete with the pod strategy's CheckGracefulDelete: sets deletionTimestamp and
-   * deletionGracePeriodSeconds on `pod` (in place) or says the deletion is already pending.
-   */
-  private beforePodDelete(
-    pod: JsonObject,
-    requestedGrace: number | undefined,
-    now: number,
-  ): 'pending' | { graceful: boolean; gracePeriodSeconds: number } {
-    const meta = metadataOf(pod);
-    let grace = requestedGrace !== undefined && requestedGrace < 0 ? 1 : requestedGrace;
-    const deletionTimestamp = getString(meta, ['deletionTimestamp']);
-    if (deletionTimestamp !== undefined) {
-      const current = getNumber(meta, ['deletionGracePeriodSeconds']);
-      if (current === undefined || current === 0) return { graceful: false, gracePeriodSeconds: 0 };
-      // Only a shorter grace period may be asked for once deletion has started.
-      if (grace === undefined || grace >= current) return 'pending';
-      const at = (parseTime(deletionTimestamp) ?? now) - current * 1000 + grace * 1000;
-      meta.deletionTimestamp = formatTime(at);
-      meta.deletionGracePeriodSeconds = grace;
-      return { graceful: true, gracePeriodSeconds: grace };
-    }
-    grace ??= getNumber(pod, ['spec', 'terminationGracePeriodSeconds']) ?? 0;
-    if ((getString(pod, ['spec', 'nodeName']) ?? '') === '') grace = 0; // never scheduled: nothing to stop
-    const phase = getString(pod, ['status', 'phase']);
-    if (phase === 'Failed' || phase === 'Succeeded') grace = 0;
-    if (grace < 0) grace = 1;
-    meta.deletionTimestamp = formatTime(now + grace * 1000);
-    meta.deletionGracePeriodSeconds = grace;
-    const generation = getNumber(meta, ['generation']) ?? 0;
-    if (generation > 0) meta.generation = generation + 1;
-    return { graceful: true, gracePeriodSeconds: grace };
-  }
-
-  private deletedAnswer(def: ResourceDef, last: Readonly<JsonObject>): JsonObject {
-    if (def.returnDeletedObject) return this.present(def, last);
-    const details: JsonObject = { name: getString(last, ['metadata', 'name']) ?? '' };
-    if (def.group !== '') details.group = def.group;
-    details.kind = def.resource;
-    details.uid = getString(last, ['metadata', 'uid']) ?? '';
-    return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details };
+    if (options.dryRun === true) return deletedAnswer(def, current);
+    return deletedAnswer(def, this.remove(def, key) ?? current);
   }
 
   /** Removes an object and runs what follows a removal (a terminating namespace may now be empty). */
   private remove(def: ResourceDef, key: string): Readonly<JsonObject> | undefined {
     const removed = this.store.remove(def.storage, key);
-    this.eventExpiry.delete(`${def.storage}\u0000${key}`);
+    if (def.storage === 'events') this.eventTtl.forget(key);
     if (removed !== undefined && def.namespaced)
       this.maybeFinalizeNamespace(getString(removed, ['metadata', 'namespace']) ?? '');
     return removed;
@@ -521,38 +402,8 @@ export class Registry {
 
   // --- namespaces (NamespaceLifecycle + the namespace controller) --------------------------------
 
-  private ensureNamespace(def: ResourceDef, requestNamespace: string, meta: JsonObject): void {
-    // rest.EnsureObjectNamespaceMatchesRequestNamespace
-    const objectNamespace = getString(meta, ['namespace']) ?? '';
-    if (!def.namespaced) {
-      delete meta.namespace;
-      return;
-    }
-    if (objectNamespace === '') meta.namespace = requestNamespace;
-    else if (objectNamespace !== requestNamespace) {
-      throw badRequest(
-        'the namespace of the provided object does not match the namespace sent on the request',
-      );
-    }
-  }
-
-  private admitNamespaceLifecycle(def: ResourceDef, obj: JsonObject): void {
-    if (!def.namespaced) return;
-    const namespace = getString(obj, ['metadata', 'namespace']) ?? '';
-    if (namespace === '') return; // validation reports the missing namespace
-    const ns = this.store.get(namespaces.storage, namespace);
-    if (ns === undefined) throw notFound({ group: '', resource: 'namespaces' }, namespace);
-    if (getString(ns, ['status', 'phase']) === 'Terminating' && def.storage !== 'events') {
-      throw forbidden(
-        groupResource(def),
-        getString(obj, ['metadata', 'name']) ?? '',
-        `unable to create new content in namespace ${namespace} because it is being terminated`,
-      );
-    }
-  }
-
   private deleteNamespace(name: string, current: Readonly<JsonObject>, options: DeleteOptions): JsonObject {
-    if (protectedNamespaces.has(name)) {
+    if (isProtectedNamespace(name)) {
       throw forbidden(groupResource(namespaces), name, 'this namespace may not be deleted');
     }
     if (getString(current, ['metadata', 'deletionTimestamp']) !== undefined)
@@ -590,105 +441,24 @@ export class Registry {
   watch(def: ResourceDef, options: WatchOptions, listener: (event: WatchEvent) => void): Watch {
     this.expireEvents();
     const namespace = def.namespaced ? (options.namespace ?? '') : '';
-    const matches = this.matcher(def, namespace, options.labelSelector, options.fieldSelector);
-    const rv = options.resourceVersion ?? '';
-    const fromState = rv === '' || rv === '0';
-    let from: number | undefined;
-    if (!fromState) {
-      if (!/^\d+$/.test(rv)) throw badRequest(`invalid resource version: ${rv}`);
-      from = Number(rv);
-    }
-    const active: ActiveWatch = { def, bookmarks: options.allowWatchBookmarks === true, emit: listener };
-    const onEvent = (event: StoredEvent) => {
-      const converted = this.toWatchEvent(def, event, matches);
-      if (converted !== undefined) listener(converted);
-    };
-    if (fromState) {
-      for (const item of this.store.list(def.storage, namespace === '' ? undefined : namespace)) {
-        if (matches(item)) listener({ type: 'ADDED', object: this.present(def, item) });
-      }
-      if (options.sendInitialEvents === true && active.bookmarks) {
-        listener({
-          type: 'BOOKMARK',
-          object: this.bookmark(def, { 'k8s.io/initial-events-end': 'true' }),
-        });
-      }
-    }
-    const unsubscribe = this.store.watch(def.storage, from, onEvent);
-    this.watches.add(active);
-    return {
-      stop: () => {
-        unsubscribe();
-        this.watches.delete(active);
-      },
-    };
-  }
-
-  /** What the watch cache sends a filtered watcher for one change (cache_watcher.go convertToWatchEvent). */
-  private toWatchEvent(
-    def: ResourceDef,
-    event: StoredEvent,
-    matches: (obj: Readonly<JsonObject>) => boolean,
-  ): WatchEvent | undefined {
-    if (event.type === 'ADDED')
-      return matches(event.object) ? { type: 'ADDED', object: this.present(def, event.object) } : undefined;
-    if (event.type === 'DELETED') {
-      return event.previous !== undefined && matches(event.previous)
-        ? { type: 'DELETED', object: this.present(def, event.object) }
-        : undefined;
-    }
-    const now = matches(event.object);
-    const before = event.previous !== undefined && matches(event.previous);
-    if (now && before) return { type: 'MODIFIED', object: this.present(def, event.object) };
-    if (now) return { type: 'ADDED', object: this.present(def, event.object) };
-    if (before) {
-      // The previous content, with the resourceVersion of the change that made it stop matching.
-      const last = this.present(def, event.previous);
-      metadataOf(last).resourceVersion = String(event.resourceVersion);
-      return { type: 'DELETED', object: last };
-    }
-    return undefined;
-  }
-
-  private bookmark(def: ResourceDef, annotations?: Record<string, string>): JsonObject {
-    const metadata: JsonObject = {
-      resourceVersion: String(this.store.resourceVersion),
-      creationTimestamp: null,
-    };
-    if (annotations !== undefined) metadata.annotations = annotations;
-    return { kind: def.kind, apiVersion: apiVersionOf(def), metadata };
+    const matches = objectMatcher(def, namespace, options.labelSelector, options.fieldSelector);
+    return this.watchers.open(def, namespace, options, matches, listener);
   }
 
   /** Sends a BOOKMARK at the current resourceVersion to every watch that asked for bookmarks. */
   sendBookmarks(): void {
-    for (const active of [...this.watches]) {
-      if (active.bookmarks) active.emit({ type: 'BOOKMARK', object: this.bookmark(active.def) });
-    }
+    this.watchers.sendBookmarks();
   }
 
   // --- events TTL -------------------------------------------------------------------------------
 
   private touchEvent(def: ResourceDef, key: string): void {
-    if (def.storage !== 'events') return;
-    const at = this.clock.now() + this.eventTtlMs;
-    const id = `${def.storage}\u0000${key}`;
-    this.eventExpiry.set(id, at);
-    this.eventExpiryQueue.push({ key, at });
+    if (def.storage === 'events') this.eventTtl.written(key, this.clock.now());
   }
 
   /** Events whose TTL passed disappear, as etcd's lease expiry removes them (with a DELETED event). */
   expireEvents(): void {
-    const now = this.clock.now();
-    while (this.eventExpiryQueue.length > 0) {
-      const head = this.eventExpiryQueue[0];
-      if (head === undefined || head.at > now) break;
-      this.eventExpiryQueue.shift();
-      const id = `events\u0000${head.key}`;
-      if (this.eventExpiry.get(id) === head.at) {
-        this.eventExpiry.delete(id);
-        this.store.remove('events', head.key);
-      }
-    }
+    for (const key of this.eventTtl.due(this.clock.now())) this.store.remove('events', key);
   }
 
   // --- helpers ----------------------------------------------------------------------------------
@@ -696,170 +466,10 @@ export class Registry {
   private key(def: ResourceDef, namespace: string, name: string): string {
     return storageKey(def.namespaced ? namespace : '', name);
   }
-
-  private objectKey(obj: Readonly<JsonObject>): string {
-    return storageKey(
-      getString(obj, ['metadata', 'namespace']) ?? '',
-      getString(obj, ['metadata', 'name']) ?? '',
-    );
-  }
-
-  private matcher(
-    def: ResourceDef,
-    namespace: string,
-    labelSelector: string | undefined,
-    fieldSelector: string | undefined,
-  ): (obj: Readonly<JsonObject>) => boolean {
-    const labels: LabelSelector = parseLabelSelector(labelSelector ?? '');
-    const fields: FieldSelector = parseFieldSelector(
-      fieldSelector ?? '',
-      new Set(Object.keys(def.fieldSelectors)),
-    );
-    return (obj) => {
-      if (def.namespaced && namespace !== '' && getString(obj, ['metadata', 'namespace']) !== namespace)
-        return false;
-      if (!matchesLabels(labels, getStringMap(obj, ['metadata', 'labels']))) return false;
-      return matchesFields(fields, (field) => def.fieldSelectors[field]?.(obj) ?? '');
-    };
-  }
-
-  /**
-   * Decoding as the server does it: the body must be an object of this kind; field types are checked,
-   * timestamps canonicalised, defaults applied, and the object converted to its storage version.
-   * `failureCode` 422 is for patch results (upstream reports those against the field "patch").
-   */
-  private decode(def: ResourceDef, body: Json, failureCode: 400 | 422): JsonObject {
-    const context = decodeContext(def);
-    try {
-      if (!isObject(body))
-        throw badRequest(
-          `${context}: json: cannot unmarshal ${Array.isArray(body) ? 'array' : typeof body} into Go value of type struct`,
-        );
-      const kind = getString(body, ['kind']);
-      if (kind !== undefined && kind !== '' && kind !== def.kind) {
-        throw badRequest(
-          `${context}: the kind in the data (${kind}) does not match the expected kind (${def.kind})`,
-        );
-      }
-      const apiVersion = getString(body, ['apiVersion']);
-      if (apiVersion !== undefined && apiVersion !== '' && apiVersion !== apiVersionOf(def)) {
-        throw badRequest(
-          `the API version in the data (${apiVersion}) does not match the expected API version (${apiVersionOf(def)})`,
-        );
-      }
-      decodeStructure(def.schema, body, context);
-      let obj = clone(body);
-      normalizeTimestamps(obj, def.timeFields, context);
-      if (def.toStorage !== undefined) obj = def.toStorage(obj);
-      dropNulls(obj);
-      def.defaults?.(obj);
-      const storageVersion = def.toStorage === undefined ? apiVersionOf(def) : 'v1';
-      return {
-        apiVersion: storageVersion,
-        kind: def.kind,
-        ...withoutType(obj),
-        metadata: isObject(obj.metadata) ? obj.metadata : {},
-      };
-    } catch (error) {
-      if (failureCode === 422 && error instanceof ApiStatusError && error.code === 400) {
-        throw invalid({ group: '', kind: '' }, '', [
-          { type: 'FieldValueInvalid', field: 'patch', message: `Invalid value: "...": ${error.message}` },
-        ]);
-      }
-      throw error;
-    }
-  }
-
-  /** rest handlers' checkName: the body names the object the URL names. */
-  private checkName(def: ResourceDef, namespace: string, name: string, meta: JsonObject): void {
-    const objectName = getString(meta, ['name']) ?? '';
-    if (objectName !== name) {
-      throw badRequest(`the name of the object (${objectName}) does not match the name on the URL (${name})`);
-    }
-    const objectNamespace = getString(meta, ['namespace']) ?? '';
-    if (def.namespaced) {
-      if (objectNamespace !== '' && objectNamespace !== namespace) {
-        throw badRequest(
-          `the namespace of the object (${objectNamespace}) does not match the namespace on the request (${namespace})`,
-        );
-      }
-      meta.namespace = namespace;
-    } else {
-      delete meta.namespace;
-    }
-  }
-}
-
-function withoutType(obj: JsonObject): JsonObject {
-  const rest: JsonObject = { ...obj };
-  delete rest.apiVersion;
-  delete rest.kind;
-  return rest;
 }
 
 function copyField(target: JsonObject, source: JsonObject, field: string): void {
   const value = source[field];
   if (value === undefined) deleteKey(target, field);
   else target[field] = clone(value);
-}
-
-/** markAsDeleting: deletionTimestamp now (unless already earlier), grace 0, generation bumped once. */
-function markAsDeleting(meta: JsonObject, now: number): void {
-  const existing = getString(meta, ['deletionTimestamp']);
-  const generation = getNumber(meta, ['generation']) ?? 0;
-  if (existing === undefined && generation > 0) meta.generation = generation + 1;
-  if (existing === undefined || (parseTime(existing) ?? 0) > now) meta.deletionTimestamp = formatTime(now);
-  meta.deletionGracePeriodSeconds = 0;
-}
-
-/**
- * Go decodes null into a zero value and omits empty optional fields when encoding, so a null in a
- * request never reads back. Timestamps stay (Go prints a zero metav1.Time as null).
- */
-function dropNulls(obj: JsonObject): void {
-  for (const [key, value] of Object.entries(obj)) {
-    if (value === null) {
-      if (!/Time$|Timestamp$|^timeAdded$/.test(key)) deleteKey(obj, key);
-    } else if (Array.isArray(value)) {
-      for (const item of value) if (isObject(item)) dropNulls(item);
-    } else if (isObject(value)) {
-      dropNulls(value);
-    }
-  }
-}
-
-interface ContinueToken {
-  readonly rv: number;
-  readonly key: string;
-}
-
-function encodeContinue(rv: number, key: string): string {
-  return Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv, start: `${key}\u0000` })).toString(
-    'base64url',
-  );
-}
-
-function decodeContinue(token: string): ContinueToken {
-  try {
-    const parsed: unknown = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
-    if (isObject(parsed) && typeof parsed.rv === 'number' && typeof parsed.start === 'string') {
-      return {
-        rv: parsed.rv,
-        key: parsed.start.endsWith('\u0000') ? parsed.start.slice(0, -1) : parsed.start,
-      };
-    }
-  } catch {
-    // fall through
-  }
-  throw badRequest(`continue key is not valid: ${token}`);
-}
-
-/** One definition per storage of the namespaced kinds (events once, not per API group). */
-function namespacedStorages(): readonly ResourceDef[] {
-  const seen = new Set<string>();
-  return allResources.filter((def) => {
-    if (!def.namespaced || seen.has(def.storage)) return false;
-    seen.add(def.storage);
-    return true;
-  });
 }

@@ -1,0 +1,96 @@
+// What a list or watch selects (namespace, label and field selectors) and how a list pages
+// (limit/continue): continue tokens carry the list's resourceVersion and the last key served.
+import { type JsonObject, getString, getStringMap, isObject } from './json.js';
+import type { ResourceDef } from './resources.js';
+import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector } from './selectors.js';
+import { badRequest } from './status.js';
+import { storageKey } from './store.js';
+
+export type ObjectMatcher = (obj: Readonly<JsonObject>) => boolean;
+
+/** Parses the selectors once (bad ones throw 400) and answers whether an object matches them all. */
+export function objectMatcher(
+  def: ResourceDef,
+  namespace: string,
+  labelSelector: string | undefined,
+  fieldSelector: string | undefined,
+): ObjectMatcher {
+  const labels = parseLabelSelector(labelSelector ?? '');
+  const fields = parseFieldSelector(fieldSelector ?? '', new Set(Object.keys(def.fieldSelectors)));
+  return (obj) => {
+    if (def.namespaced && namespace !== '' && getString(obj, ['metadata', 'namespace']) !== namespace)
+      return false;
+    if (!matchesLabels(labels, getStringMap(obj, ['metadata', 'labels']))) return false;
+    return matchesFields(fields, (field) => def.fieldSelectors[field]?.(obj) ?? '');
+  };
+}
+
+export interface PageRequest {
+  readonly limit?: number;
+  readonly continue?: string;
+}
+
+export interface Page {
+  readonly items: readonly Readonly<JsonObject>[];
+  /** The list's metadata: resourceVersion, and continue and remainingItemCount when cut short. */
+  readonly metadata: JsonObject;
+}
+
+/** One page of `items` (sorted by key, as the store lists them) at store revision `revision`. */
+export function paginate(
+  items: readonly Readonly<JsonObject>[],
+  request: PageRequest,
+  revision: number,
+): Page {
+  const metadata: JsonObject = { resourceVersion: String(revision) };
+  let page = items;
+  if (request.continue !== undefined && request.continue !== '') {
+    const start = decodeContinue(request.continue);
+    metadata.resourceVersion = String(start.rv);
+    page = page.filter((item) => objectKey(item) > start.key);
+  }
+  if (request.limit !== undefined && request.limit > 0 && page.length > request.limit) {
+    const cut = page.slice(0, request.limit);
+    const last = cut[cut.length - 1];
+    metadata.continue = encodeContinue(
+      Number(metadata.resourceVersion),
+      last === undefined ? '' : objectKey(last),
+    );
+    metadata.remainingItemCount = page.length - cut.length;
+    page = cut;
+  }
+  return { items: page, metadata };
+}
+
+function objectKey(obj: Readonly<JsonObject>): string {
+  return storageKey(
+    getString(obj, ['metadata', 'namespace']) ?? '',
+    getString(obj, ['metadata', 'name']) ?? '',
+  );
+}
+
+interface ContinueToken {
+  readonly rv: number;
+  readonly key: string;
+}
+
+function encodeContinue(rv: number, key: string): string {
+  return Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv, start: `${key}\u0000` })).toString(
+    'base64url',
+  );
+}
+
+function decodeContinue(token: string): ContinueToken {
+  try {
+    const parsed: unknown = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
+    if (isObject(parsed) && typeof parsed.rv === 'number' && typeof parsed.start === 'string') {
+      return {
+        rv: parsed.rv,
+        key: parsed.start.endsWith('\u0000') ? parsed.start.slice(0, -1) : parsed.start,
+      };
+    }
+  } catch {
+    // fall through
+  }
+  throw badRequest(`continue key is not valid: ${token}`);
+}

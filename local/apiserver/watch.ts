@@ -1,0 +1,123 @@
+// Watches over the object store, as the watch cache serves them: synthetic ADDED events for the
+// current state (optionally ended by the initial-events-end BOOKMARK), then each change converted for
+// the watcher's selectors, and periodic BOOKMARKs for the watchers that asked for them.
+import { presentObject } from './codec.js';
+import { type JsonObject, child } from './json.js';
+import type { ObjectMatcher } from './listing.js';
+import { type ResourceDef, apiVersionOf } from './resources.js';
+import { badRequest } from './status.js';
+import type { ObjectStore, StoredEvent } from './store.js';
+
+export interface WatchOptions {
+  readonly namespace?: string;
+  readonly labelSelector?: string;
+  readonly fieldSelector?: string;
+  /** Absent, "" or "0": synthetic ADDED events for the current state first. Otherwise resume after it. */
+  readonly resourceVersion?: string;
+  readonly allowWatchBookmarks?: boolean;
+  /** Streaming lists: the initial ADDED events end with a BOOKMARK annotated k8s.io/initial-events-end. */
+  readonly sendInitialEvents?: boolean;
+}
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+
+export interface WatchEvent {
+  readonly type: WatchEventType;
+  readonly object: JsonObject;
+}
+
+export interface Watch {
+  stop(): void;
+}
+
+interface ActiveWatch {
+  readonly def: ResourceDef;
+  readonly bookmarks: boolean;
+  readonly emit: (event: WatchEvent) => void;
+}
+
+/** The open watches over one store. */
+export class Watchers {
+  private readonly active = new Set<ActiveWatch>();
+
+  constructor(private readonly store: ObjectStore) {}
+
+  /** Opens a watch on `namespace` ('' for all) whose selectors `matches` checks. */
+  open(
+    def: ResourceDef,
+    namespace: string,
+    options: WatchOptions,
+    matches: ObjectMatcher,
+    listener: (event: WatchEvent) => void,
+  ): Watch {
+    const rv = options.resourceVersion ?? '';
+    const fromState = rv === '' || rv === '0';
+    let from: number | undefined;
+    if (!fromState) {
+      if (!/^\d+$/.test(rv)) throw badRequest(`invalid resource version: ${rv}`);
+      from = Number(rv);
+    }
+    const active: ActiveWatch = { def, bookmarks: options.allowWatchBookmarks === true, emit: listener };
+    const onEvent = (event: StoredEvent) => {
+      const converted = toWatchEvent(def, event, matches);
+      if (converted !== undefined) listener(converted);
+    };
+    if (fromState) {
+      for (const item of this.store.list(def.storage, namespace === '' ? undefined : namespace)) {
+        if (matches(item)) listener({ type: 'ADDED', object: presentObject(def, item) });
+      }
+      if (options.sendInitialEvents === true && active.bookmarks) {
+        listener({
+          type: 'BOOKMARK',
+          object: this.bookmark(def, { 'k8s.io/initial-events-end': 'true' }),
+        });
+      }
+    }
+    const unsubscribe = this.store.watch(def.storage, from, onEvent);
+    this.active.add(active);
+    return {
+      stop: () => {
+        unsubscribe();
+        this.active.delete(active);
+      },
+    };
+  }
+
+  /** Sends a BOOKMARK at the current resourceVersion to every watch that asked for bookmarks. */
+  sendBookmarks(): void {
+    for (const active of [...this.active]) {
+      if (active.bookmarks) active.emit({ type: 'BOOKMARK', object: this.bookmark(active.def) });
+    }
+  }
+
+  private bookmark(def: ResourceDef, annotations?: Record<string, string>): JsonObject {
+    const metadata: JsonObject = {
+      resourceVersion: String(this.store.resourceVersion),
+      creationTimestamp: null,
+    };
+    if (annotations !== undefined) metadata.annotations = annotations;
+    return { kind: def.kind, apiVersion: apiVersionOf(def), metadata };
+  }
+}
+
+/** What the watch cache sends a filtered watcher for one change (cache_watcher.go convertToWatchEvent). */
+function toWatchEvent(def: ResourceDef, event: StoredEvent, matches: ObjectMatcher): WatchEvent | undefined {
+  if (event.type === 'ADDED')
+    return matches(event.object) ? { type: 'ADDED', object: presentObject(def, event.object) } : undefined;
+  if (event.type === 'DELETED') {
+    return event.previous !== undefined && matches(event.previous)
+      ? { type: 'DELETED', object: presentObject(def, event.object) }
+      : undefined;
+  }
+  const now = matches(event.object);
+  const before = event.previous !== undefined && matches(event.previous);
+  if (now && before) return { type: 'MODIFIED', object: presentObject(def, event.object) };
+  if (now) return { type: 'ADDED', object: presentObject(def, event.object) };
+  if (before) {
+    // The previous content, with the resourceVersion of the change that made it stop matching.
+    const last = presentObject(def, event.previous);
+    child(last, 'metadata').resourceVersion = String(event.resourceVersion);
+    return { type: 'DELETED', object: last };
+  }
+  return undefined;
+}
