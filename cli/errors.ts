@@ -1,17 +1,17 @@
-// The one error funnel of `nlc` (STYLE 5.2: shadcn's utils/handle-error.ts, minus its process.exit).
-// Commands throw; main.ts hands whatever reaches it to handleError, which prints one clear message and
-// returns the exit code of SCENARIOS.md: 2 for bad input, naming each bad field (`- --limit: …`),
+// The one error funnel of `nlc` (shaped like the shadcn CLI's utils/handle-error.ts, minus its
+// process.exit). Commands throw; main.ts hands whatever reaches it to handleError, which prints one
+// clear message and returns the exit code: 2 for bad input, naming each bad field (`- --limit: …`),
 // 1 for anything else. A stack trace only with --verbose: operators read messages, not stacks.
 import { CommanderError } from 'commander';
 import { z } from 'zod';
 import { NlcError, StoreError } from '../shared/errors.js';
 import type { OutputStream } from './output.js';
 
-/** Exit codes (SCENARIOS.md "Output"). */
+/** Exit codes of every `nlc` command: 0 done, 1 any failure, 2 invalid input. */
 export const ExitCode = Object.freeze({ ok: 0, failure: 1, invalidInput: 2 });
 
-// Errors that mean "your input is wrong" (exit 2). ScenarioError arrives with `nlc simulate` (issue #5
-// §2); it is matched by name so the funnel does not import a module that does not exist yet.
+// Errors that mean "your input is wrong" (exit 2). Matched by name, so the funnel imports none of the
+// modules that define them (the scenario parser is heavy, and the CLI must start fast).
 const INPUT_ERRORS: ReadonlySet<string> = new Set(['ConfigError', 'ScenarioError']);
 
 // Node's codes for "nothing answered at that address" (connect, DNS, routing, resets).
@@ -40,6 +40,32 @@ export class StoreUnreachableError extends NlcError {
   constructor(where: string, problem: string, hint: string, options?: ErrorOptions) {
     super(`cannot read the state tables at ${where}: ${problem}; ${hint}`, options);
     this.where = where;
+  }
+}
+
+/**
+ * `nlc explain NODE` of a name the controller has neither decisions nor state for (exit 1, as kubectl
+ * exits for a NotFound): the message names the node and the cluster, and the closest known names.
+ *
+ * @example
+ * new NodeNotFoundError('a-11', 'default', ['a-1', 'a-10']).message
+ * // 'node "a-11" not found in cluster default: no decisions and no state for it (did you mean a-1 or a-10?)'
+ */
+export class NodeNotFoundError extends NlcError {
+  readonly node: string;
+  readonly suggestions: readonly string[];
+
+  constructor(node: string, cluster: string, suggestions: readonly string[], options?: ErrorOptions) {
+    const didYouMean =
+      suggestions.length === 0
+        ? '; check the name and --cluster'
+        : ` (did you mean ${suggestions.length === 1 ? suggestions[0] : `${suggestions.slice(0, -1).join(', ')} or ${suggestions.at(-1)}`}?)`;
+    super(
+      `node ${JSON.stringify(node)} not found in cluster ${cluster}: no decisions and no state for it${didYouMean}`,
+      options,
+    );
+    this.node = node;
+    this.suggestions = suggestions;
   }
 }
 
@@ -149,7 +175,7 @@ function stackOf(error: unknown): string {
 const kebab = (key: string): string => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 
 /**
- * Parses a command's raw options with its zod schema, first thing in the command (STYLE 5.2). Issues
+ * Parses a command's raw options with its zod schema, first thing in the command. Issues
  * are reported by the flag the operator typed (`--limit`), or by the argument's name for positional
  * arguments (`NODE`).
  *

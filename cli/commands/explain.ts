@@ -5,7 +5,8 @@
 import { Command } from 'commander';
 import { z } from 'zod';
 import type { JsonValue, StoredDecision } from '../../shared/ports/stores.js';
-import { parseOptions } from '../errors.js';
+import { NodeNotFoundError, parseOptions } from '../errors.js';
+import { closeNames } from '../names.js';
 import {
   OUTPUT_FLAGS,
   OUTPUT_HELP,
@@ -19,6 +20,7 @@ import {
   type CommandContext,
   type Paint,
 } from '../output.js';
+import { resultKind } from '../present.js';
 import {
   addStoreOptions,
   resolveTarget,
@@ -49,7 +51,12 @@ export interface DecisionView {
   readonly at: string;
   readonly source: string;
   readonly what: string;
-  /** `intended` (recorded before the write), `ok`, `dryRun`, or the failure; null for non-writes. */
+  /** The pod the decision was about (`namespace/name`), null for decisions about the node itself. */
+  readonly pod: string | null;
+  /**
+   * `intended` (recorded before the write), `ok`, `dryRun`, or the failure (`NotFound: …`); for a
+   * decision that is not a write, what came of it (`fires at …`), or null.
+   */
   readonly result: string | null;
   readonly why: string;
   readonly inputs: Readonly<Record<string, JsonValue>> | null;
@@ -67,8 +74,6 @@ export interface ExplainReport {
 // ---------------------------------------------------------------------------------------------------
 // The verdict
 
-// A row written before its cluster write (shared/app/decisions.ts DecidingExecutor): its outcome row follows.
-const INTENDED = 'intended';
 // `what` of the monitor's queue decisions (docs/state.md "Decisions"; upstream markNodeForTainting).
 const ENQUEUE = new Set(['enqueue', 'markNodeForTainting']);
 const DEQUEUE = new Set(['dequeue', 'markNodeAsReachable']);
@@ -82,8 +87,14 @@ function reason(why: string): string {
   return why.replace(/^[A-Za-z]+: /, '');
 }
 
-const wrote = (d: StoredDecision): boolean => d.result === 'ok' || d.result === 'dryRun';
-const failed = (d: StoredDecision): boolean => d.result !== undefined && d.result !== INTENDED && !wrote(d);
+// A write that took effect (or would have, in shadow mode); `ok (already so)` too: the state is as asked.
+const wrote = (d: StoredDecision): boolean => {
+  const kind = resultKind(d.result);
+  return kind === 'ok' || kind === 'dryRun';
+};
+const failed = (d: StoredDecision): boolean => resultKind(d.result) === 'failed';
+// The outcome row of a cluster write (not its `intended` row, not a decision that writes nothing).
+const writeOutcome = (d: StoredDecision): boolean => wrote(d) || failed(d);
 const when = (d: StoredDecision): string => isoTime(d.at) ?? '';
 
 /**
@@ -119,7 +130,7 @@ export function verdict(node: string, newestFirst: readonly StoredDecision[]): s
       // new episode. In shadow mode nothing is written, so the same decision repeats: keep the first.
       const repeat = d.dryRun === true && status === ready?.status;
       if (status !== undefined && !repeat) ready = { status, decision: d };
-    } else if (ENQUEUE.has(d.what) && d.result !== INTENDED && !failed(d)) {
+    } else if (ENQUEUE.has(d.what) && resultKind(d.result) !== 'intended' && !failed(d)) {
       queued = d;
     } else if (DEQUEUE.has(d.what) && !failed(d)) {
       queued = undefined;
@@ -155,7 +166,8 @@ export function verdict(node: string, newestFirst: readonly StoredDecision[]): s
       );
     }
   }
-  const newestOutcome = newestFirst.find((d) => d.result !== undefined && d.result !== INTENDED);
+  // Only a write can fail: `fires at …` (a scheduled pod deletion) or `cancelled` is no failure.
+  const newestOutcome = newestFirst.find(writeOutcome);
   if (newestOutcome !== undefined && failed(newestOutcome)) {
     parts.push(
       `last write failed: ${newestOutcome.what} at ${when(newestOutcome)} (${newestOutcome.result ?? ''})`,
@@ -178,6 +190,7 @@ export function buildExplain(cluster: string, node: string, trail: readonly Stor
       at: isoTime(d.at) ?? '',
       source: d.source,
       what: d.what,
+      pod: typeof d.inputs?.pod === 'string' ? d.inputs.pod : null,
       result: d.result ?? null,
       why: d.why,
       inputs: d.inputs ?? null,
@@ -200,15 +213,14 @@ const COLUMNS: readonly Column<DecisionView>[] = [
   { header: 'time', value: (d) => d.at },
   { header: 'source', value: (d) => d.source },
   { header: 'what', value: (d) => d.what },
+  { header: 'pod', value: (d) => d.pod ?? '-' },
   {
     header: 'result',
     value: (d) => d.result ?? '-',
-    colour: (d) =>
-      d.result === 'ok'
-        ? 'green'
-        : d.result === null || d.result === INTENDED || d.result === 'dryRun'
-          ? undefined
-          : 'red',
+    colour: (d) => {
+      const kind = resultKind(d.result);
+      return kind === 'ok' ? 'green' : kind === 'failed' ? 'red' : undefined;
+    },
   },
   { header: 'why', value: (d) => d.why },
   { header: 'inputs', value: (d) => inputsCell(d.inputs), wide: true },
@@ -228,9 +240,20 @@ export function renderExplain(report: ExplainReport, wide: boolean, paint: Paint
  */
 export async function runExplain(options: ExplainOptions, io: CliIo): Promise<number> {
   const target = await resolveTarget(options, io.env);
-  const trail = await withStores(target, io.env, (stores) =>
-    stores.decisions.query(target.cluster, options.node, { limit: options.limit, newestFirst: true }),
-  );
+  const trail = await withStores(target, io.env, async (stores) => {
+    const found = await stores.decisions.query(target.cluster, options.node, {
+      limit: options.limit,
+      newestFirst: true,
+    });
+    if (found.length > 0) return found;
+    // No trail: a node the controller holds (its rows expired) is still an answer; an unknown name is
+    // not. Only then is the whole state read, for names to suggest.
+    if ((await stores.nodes.getNode(target.cluster, options.node)) !== undefined) return found;
+    const loaded = await stores.controllerState.load(target.cluster);
+    const known = [...loaded.nodes.keys(), ...loaded.state.nodeHealth.keys()];
+    if (known.includes(options.node)) return found;
+    throw new NodeNotFoundError(options.node, target.cluster, closeNames(options.node, known));
+  });
   const report = buildExplain(target.cluster, options.node, trail);
   writeOutput(io, options.output, report, () =>
     renderExplain(report, options.output === 'wide', stdoutPaint(io)),
@@ -242,9 +265,13 @@ export const EXPLAIN_HELP = `
 The first line is a verdict derived from the trail only: the NoExecute taint in force, who placed it
 and when, the Ready status the controller wrote and why, and the queueing before it. Then the trail,
 newest first: TIME (the decision's instant: the digest's observedAt for the monitor), SOURCE (the
-deciding function), WHAT, RESULT (intended = recorded before the write; ok, dryRun, or the failure)
-and WHY. -o wide adds the INPUTS the decision read. Decisions about a pod are filed under its node.
--o json|yaml: cluster, node, verdict, decisions[] {id, at, source, what, result, why, inputs, dryRun}.
+deciding function), WHAT, POD (the pod a decision was about; decisions about a pod are filed under
+its node), RESULT (intended = recorded before the write; ok, dryRun, or the failure as REASON:
+message; for decisions that write nothing, what came of them, e.g. "fires at …") and WHY. -o wide
+adds the INPUTS the decision read. A node with no decisions and unknown to the controller is an
+error (exit 1), with the closest known names.
+-o json|yaml: cluster, node, verdict, decisions[] {id, at, source, what, pod, result, why, inputs,
+dryRun}.
 
 Examples:
   nlc explain ip-10-0-1-17.eu-west-1.compute.internal --stage prod --region eu-west-1

@@ -1,12 +1,15 @@
 // `nlc queue`: what is waiting to happen. Per zone, the rate-limited NoExecute tainting queue (upstream
 // zoneNoExecuteTainter; zonePodEvictor in legacy mode): its token bucket, its entries in processing
 // order and the processed-once set; then the taint eviction controller's pending pod deletions.
-// Read through ZoneQueueStore.loadZoneQueues and PodEvictionStore.list, the drainer's own reads.
+// Read through ZoneQueueStore.loadZoneQueues, PodEvictionStore.list and the cluster row, the drainer's
+// own reads: the zone queues run on the relay's clock, the pod evictions on the functions' clock.
 import { Command } from 'commander';
 import { z } from 'zod';
+import { relayClockNow } from '../../shared/app/relayClock.js';
 import type { EpochMillis } from '../../shared/domain/types.js';
-import type { LoadedZoneQueues, PodEviction } from '../../shared/ports/stores.js';
+import type { ClusterMeta, LoadedZoneQueues, PodEviction } from '../../shared/ports/stores.js';
 import { parseOptions } from '../errors.js';
+import { naturalCompare } from '../names.js';
 import {
   OUTPUT_FLAGS,
   OUTPUT_HELP,
@@ -51,7 +54,7 @@ export interface QueueEntryView {
   readonly uid: string;
   readonly addedAt: string | null;
   readonly processAt: string | null;
-  /** processAt is not after `at`: the next drainer run takes it, if the limiter has a token. */
+  /** processAt is not after `relayAt`: the next drainer run takes it, if the limiter has a token. */
   readonly due: boolean;
 }
 
@@ -83,6 +86,11 @@ export interface QueueReport {
   readonly cluster: string;
   /** The instant "due" is judged at: the wall clock (the drainer's), or --at. */
   readonly at: string;
+  /**
+   * `at` on the relay's clock, which the zone queues and limiters run on: the last digest's observedAt
+   * carried forward by the time since it was committed (the drainer's estimate, relayClock.ts).
+   */
+  readonly relayAt: string;
   readonly zones: readonly ZoneQueueView[];
   readonly podEvictions: readonly PodEvictionView[];
 }
@@ -90,28 +98,30 @@ export interface QueueReport {
 export function buildQueue(
   loaded: LoadedZoneQueues,
   evictions: readonly PodEviction[],
+  meta: Pick<ClusterMeta, 'lastObservedAt' | 'committedAt'>,
   at: EpochMillis,
 ): QueueReport {
+  const relayAt = relayClockNow(meta, at);
   const zones = [...loaded.queues]
     .map(([key, queue]): ZoneQueueView => {
       const queued = new Set(queue.queue.map((v) => v.value));
       return {
         zone: zoneName(key),
-        limiter: limiterView(queue.limiter),
+        limiter: limiterView(queue.limiter, relayAt),
         entries: queue.queue.map((v, index) => ({
           position: index + 1,
           node: v.value,
           uid: v.uid,
           addedAt: isoTime(v.addedAt),
           processAt: isoTime(v.processAt),
-          due: v.processAt <= at,
+          due: v.processAt <= relayAt,
         })),
-        processedOnce: queue.set.filter((name) => !queued.has(name)),
+        processedOnce: queue.set.filter((name) => !queued.has(name)).sort(naturalCompare),
       };
     })
-    .sort((a, b) => (a.zone < b.zone ? -1 : a.zone > b.zone ? 1 : 0));
+    .sort((a, b) => naturalCompare(a.zone, b.zone));
   const podEvictions = [...evictions]
-    .sort((a, b) => a.firesAt - b.firesAt || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+    .sort((a, b) => a.firesAt - b.firesAt || naturalCompare(a.key, b.key))
     .map((e): PodEvictionView => ({
       pod: e.key,
       node: e.nodeName,
@@ -122,7 +132,13 @@ export function buildQueue(
       due: e.firesAt <= at,
       inSeconds: Math.round((e.firesAt - at) / 1000),
     }));
-  return { cluster: loaded.cluster, at: isoTime(at) ?? '', zones, podEvictions };
+  return {
+    cluster: loaded.cluster,
+    at: isoTime(at) ?? '',
+    relayAt: isoTime(relayAt) ?? '',
+    zones,
+    podEvictions,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -130,7 +146,7 @@ export function buildQueue(
 
 function limiterLine(limiter: LimiterView): string {
   if (limiter.kind === 'never') return 'limiter never (qps 0: no tainting in this zone)';
-  return `limiter ${decimal(limiter.qps)} qps, ${limiter.tokens.toFixed(2)} of ${limiter.burst} tokens at ${limiter.last ?? '-'}`;
+  return `limiter ${decimal(limiter.qps)} qps, ${limiter.tokensNow.toFixed(2)} of ${limiter.burst} tokens (bucket last updated ${limiter.last ?? '-'})`;
 }
 
 const ENTRY_COLUMNS: readonly Column<QueueEntryView>[] = [
@@ -186,10 +202,14 @@ export function renderQueue(report: QueueReport, wide: boolean, paint: Paint): s
  */
 export async function runQueue(options: QueueOptions, io: CliIo): Promise<number> {
   const target = await resolveTarget(options, io.env);
-  const [queues, evictions] = await withStores(target, io.env, (stores) =>
-    Promise.all([stores.zoneQueues.loadZoneQueues(target.cluster), stores.podEvictions.list(target.cluster)]),
+  const [queues, evictions, meta] = await withStores(target, io.env, (stores) =>
+    Promise.all([
+      stores.zoneQueues.loadZoneQueues(target.cluster),
+      stores.podEvictions.list(target.cluster),
+      stores.controllerState.loadMeta(target.cluster),
+    ]),
   );
-  const report = buildQueue(queues, evictions, options.at ?? io.clock.now());
+  const report = buildQueue(queues, evictions, meta, options.at ?? io.clock.now());
   writeOutput(io, options.output, report, () =>
     renderQueue(report, options.output === 'wide', stdoutPaint(io)),
   );
@@ -197,12 +217,13 @@ export async function runQueue(options: QueueOptions, io: CliIo): Promise<number
 }
 
 export const QUEUE_HELP = `
-Per zone: the token bucket (QPS, tokens when last computed, burst; "never" = no tainting), the queue
-in processing order (a due entry is taken by the next drainer run when a token is available) and the
-processed-once set (tainted nodes, not queued again until they recover). Then the pending pod
-deletions of the taint eviction controller. "Due" is judged on the wall clock (--at to choose), the
-clock the drainer and the taint eviction function run on.
--o json|yaml: cluster, at, zones[] {zone, limiter, entries[] {position, node, uid, addedAt,
+Per zone: the token bucket (QPS, tokens now of burst, when a token was last taken; "never" = no
+tainting), the queue in processing order (a due entry is taken by the next drainer run when a token
+is available) and the processed-once set (tainted nodes, not queued again until they recover). Then
+the pending pod deletions of the taint eviction controller. "Due" is judged at the wall clock's now
+(--at to choose), as the drainer judges it: pod deletions on that clock, zone queues and tokens on
+the relay's clock it stands for (the last digest's time plus the time since it was committed).
+-o json|yaml: cluster, at, relayAt, zones[] {zone, limiter, entries[] {position, node, uid, addedAt,
 processAt, due}, processedOnce[]}, podEvictions[] {pod, node, createdAt, fireAt, firesAt, state,
 due, inSeconds}.
 

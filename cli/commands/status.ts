@@ -4,18 +4,19 @@
 // ControllerStateStore, the same load the monitor starts each pass from.
 import { Command } from 'commander';
 import { z } from 'zod';
-import { getNodeCondition, type ZoneState } from '../../shared/domain/types.js';
+import { relayClockNow } from '../../shared/app/relayClock.js';
+import { getNodeCondition, type EpochMillis, type ZoneState } from '../../shared/domain/types.js';
 import { ownedByNodeController } from '../../shared/domain/taints.js';
 import { getZoneKey, isNodeExcludedFromDisruptionChecks } from '../../shared/domain/zones.js';
 import type { LoadedState } from '../../shared/ports/stores.js';
 import { parseOptions } from '../errors.js';
+import { naturalCompare } from '../names.js';
 import {
   OUTPUT_FLAGS,
   OUTPUT_HELP,
   OutputFormatSchema,
   isoTime,
   renderTable,
-  span,
   stdoutPaint,
   writeOutput,
   type CliIo,
@@ -27,11 +28,16 @@ import {
 import {
   abbreviateTaint,
   limiterView,
+  probeAge,
+  probeAgeCell,
+  probeAgeFields,
   qpsCell,
   queuePlaces,
+  tokensCell,
   zoneCell,
   zoneName,
   type LimiterView,
+  type ProbeAge,
 } from '../present.js';
 import {
   addStoreOptions,
@@ -88,9 +94,15 @@ export interface NodeStatus {
   readonly taints: readonly string[];
   /** Every taint on the node copy the controller holds. */
   readonly allTaints: readonly { key: string; value?: string; effect: string; timeAdded?: string | null }[];
+  /** The last probe the controller stored (relay clock; only stored when it decides, see probeAge). */
   readonly probeTime: string | null;
-  /** observedAt − probeTime, seconds (relay clock). */
+  /**
+   * How long the node has been silent as the controller sees it (present.ts probeAge): the last
+   * digest's observedAt minus probeTime, for a node it holds Ready=Unknown; null otherwise.
+   */
   readonly probeAgeSeconds: number | null;
+  /** `silent` (probeAgeSeconds is its age), `live` (heard from within the grace period), `unknown`. */
+  readonly probe: ProbeAge['kind'];
   readonly leaseRenewTime: string | null;
   readonly eviction: NodeEvictionView;
   /** node.kubernetes.io/exclude-disruption: not counted in zone health. */
@@ -114,11 +126,14 @@ export interface StatusReport {
   readonly nodes: readonly NodeStatus[];
 }
 
-const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
-
-/** The report from one consistent load of the controller state. */
-export function buildStatus(loaded: LoadedState): StatusReport {
+/**
+ * The report from one consistent load of the controller state. `now` is the reader's wall clock: the
+ * limiters' tokens are shown at the relay-clock instant it stands for (relayClockNow), the clock they
+ * refill on.
+ */
+export function buildStatus(loaded: LoadedState, now: EpochMillis): StatusReport {
   const { state, meta } = loaded;
+  const relayNow = relayClockNow(meta, now);
   const places = queuePlaces(state.zoneQueues);
   const zoneKeys = [
     ...new Set([...state.zoneStates.keys(), ...loaded.zones.keys(), ...state.zoneQueues.keys()]),
@@ -139,25 +154,23 @@ export function buildStatus(loaded: LoadedState): StatusReport {
             : gauge.zoneSize === 0
               ? 0
               : Math.round((100 * gauge.unhealthyNodes) / gauge.zoneSize),
-        limiter: queue === undefined ? null : limiterView(queue.limiter),
+        limiter: queue === undefined ? null : limiterView(queue.limiter, relayNow),
         queueLength: queue?.queue.length ?? 0,
         processedOnce: queue?.set.filter((name) => !queued.has(name)).length ?? 0,
       };
     })
-    .sort((a, b) => byName(a.zone, b.zone));
+    .sort((a, b) => naturalCompare(a.zone, b.zone));
 
   const names = [
     ...new Set([...loaded.nodes.keys(), ...state.knownNodes.keys(), ...state.nodeHealth.keys()]),
-  ].sort(byName);
+  ].sort(naturalCompare);
   const nodes = names.map((name): NodeStatus => {
     const node = loaded.nodes.get(name);
     const health = state.nodeHealth.get(name);
     const place = places.get(name);
     const probe = health?.probeTimestamp;
-    const age =
-      probe === undefined || meta.lastObservedAt === undefined
-        ? null
-        : Math.round((meta.lastObservedAt - probe) / 1000);
+    const ready = health === undefined ? null : (getNodeCondition(health.status, 'Ready')?.status ?? null);
+    const age = probeAge({ probeTime: probe, ready }, meta.lastObservedAt);
     return {
       name,
       uid: node?.uid ?? state.knownNodes.get(name) ?? null,
@@ -167,7 +180,7 @@ export function buildStatus(loaded: LoadedState): StatusReport {
             ? ''
             : zoneName(place.zone)
           : zoneName(getZoneKey(node.labels)),
-      ready: health === undefined ? null : (getNodeCondition(health.status, 'Ready')?.status ?? null),
+      ready,
       readyTransition: isoTime(health?.readyTransitionTimestamp),
       taints: (node?.taints ?? []).filter(ownedByNodeController).map(abbreviateTaint),
       allTaints: (node?.taints ?? []).map((t) => ({
@@ -177,7 +190,7 @@ export function buildStatus(loaded: LoadedState): StatusReport {
         ...(t.timeAdded !== undefined && { timeAdded: isoTime(t.timeAdded) }),
       })),
       probeTime: isoTime(probe),
-      probeAgeSeconds: age,
+      ...probeAgeFields(age),
       leaseRenewTime: isoTime(health?.lease?.renewTime),
       eviction: {
         position: place?.position ?? null,
@@ -240,8 +253,7 @@ const ZONE_COLUMNS: readonly Column<ZoneStatus>[] = [
   { header: 'limiter qps', value: (z) => qpsCell(z.limiter), align: 'right' },
   {
     header: 'tokens',
-    value: (z) =>
-      z.limiter?.kind === 'tokenBucket' ? `${z.limiter.tokens.toFixed(2)}/${z.limiter.burst}` : '-',
+    value: (z) => tokensCell(z.limiter),
     align: 'right',
     wide: true,
   },
@@ -260,7 +272,7 @@ const NODE_COLUMNS: readonly Column<NodeStatus>[] = [
   { header: 'taints', value: (n) => (n.taints.length === 0 ? '-' : n.taints.join(',')) },
   {
     header: 'probe age',
-    value: (n) => (n.probeAgeSeconds === null ? '-' : span(n.probeAgeSeconds * 1000)),
+    value: probeAgeCell,
     align: 'right',
   },
   {
@@ -307,7 +319,7 @@ export function renderStatus(report: StatusReport, wide: boolean, paint: Paint):
 export async function runStatus(options: StatusOptions, io: CliIo): Promise<number> {
   const target = await resolveTarget(options, io.env);
   const loaded = await withStores(target, io.env, (stores) => stores.controllerState.load(target.cluster));
-  const report = buildStatus(loaded);
+  const report = buildStatus(loaded, io.clock.now());
   writeOutput(io, options.output, report, () =>
     renderStatus(report, options.output === 'wide', stdoutPaint(io)),
   );
@@ -317,18 +329,20 @@ export async function runStatus(options: StatusOptions, io: CliIo): Promise<numb
 export const STATUS_HELP = `
 Zones:  ZONE is region:zone ("-": nodes without zone labels). UNHEALTHY counts not-ready nodes the
         zone's health counts (excluded nodes are not). LIMITER QPS is the zone's NoExecute tainting
-        rate ("never": no tainting in this zone). QUEUE is the number of nodes waiting for a taint.
+        rate ("never": no tainting in this zone). TOKENS (-o wide) is its token bucket now, refilled
+        since its last use, of its burst. QUEUE is the number of nodes waiting for a taint.
 Nodes:  READY is the Ready status the controller last saved (Unknown once the grace period passed).
-        TAINTS are the taints the controller owns. PROBE AGE is the relay clock (the last digest's
-        observedAt) minus the probe time the controller stored: both are relay times, so the CLI's own
-        clock, the Lambdas' clocks and bus delays cannot skew it. Probes are only stored when a decision
-        changes (docs/state.md, "Write on change"), so for a Ready node it is an upper bound.
+        TAINTS are the taints the controller owns. PROBE AGE is how long the node has been silent as
+        the controller sees it: for a node it marked Ready=Unknown, the last digest's observedAt minus
+        the last probe it saw (both relay-clock times, so the CLI's clock, the Lambdas' clocks and bus
+        delays cannot skew it); "live" for a node it heard from within the grace period at its last
+        pass (that newer probe is not stored: docs/state.md, "Write on change"); "-" before any pass.
         EVICTION is the node's place in its zone queue ("queued #1"), "processed" once tainted.
 -o wide adds tokens, uids, Ready transition, probe, lease and process-at times.
 -o json|yaml prints the full report: cluster, observedAt, lastSequence, relayLastSeen,
 masterDisruption, zones[] {zone, state, size, unhealthy, unhealthyPercent, limiter, queueLength,
 processedOnce}, nodes[] {name, uid, zone, ready, readyTransition, taints, allTaints, probeTime,
-probeAgeSeconds, leaseRenewTime, eviction {position, processAt, processed, status}, excluded,
+probe, probeAgeSeconds, leaseRenewTime, eviction {position, processAt, processed, status}, excluded,
 registered, retry, deleted}.
 
 Examples:

@@ -4,14 +4,14 @@
 //   nlc local stack · cluster default · relay running (next digest #42) · functions up · 09:44:12 UTC
 //   ZONE              STATE    SIZE   UNHEALTHY   LIMITER QPS   TOKENS   QUEUE
 //   NODE   ZONE   KUBELET   READY   TAINTS   PROBE AGE   QUEUE          (the selected node highlighted)
-//   RECENT DECISIONS (time, subject, function, what, result, why)
+//   RECENT DECISIONS (the newest first: time, subject, pod, function, what, result, why)
 //   a status line (what the last key did), then the keys
 //
 // Keys: ↑/↓ or k/j select a node, s stops/starts its kubelet, z fails/restores its whole zone, r
 // stops/starts the relay, q or Ctrl-C quits. The terminal is restored on every way out (quit, a signal,
 // an exception: `process.on('exit')`).
-import { renderTable, painter, span, decimal, type Column, type Paint } from '../../cli/output.js';
-import { qpsCell, zoneCell } from '../../cli/present.js';
+import { renderTable, painter, type Column, type Paint } from '../../cli/output.js';
+import { probeAgeCell, qpsCell, resultKind, tokensCell, zoneCell } from '../../cli/present.js';
 import type { ZoneStatus } from '../../cli/commands/status.js';
 import type { EpochMillis, ZoneState } from '../../shared/domain/types.js';
 import type { DecisionRow, NodeRow, StackSnapshot } from './view.js';
@@ -67,12 +67,7 @@ const ZoneColumns: readonly Column<ZoneStatus>[] = [
     align: 'right',
   },
   { header: 'limiter qps', value: (z) => qpsCell(z.limiter), align: 'right' },
-  {
-    header: 'tokens',
-    value: (z) =>
-      z.limiter?.kind === 'tokenBucket' ? `${decimal(z.limiter.tokens, 2)}/${z.limiter.burst}` : '-',
-    align: 'right',
-  },
+  { header: 'tokens', value: (z) => tokensCell(z.limiter), align: 'right' },
   { header: 'queue', value: (z) => String(z.queueLength), align: 'right' },
 ];
 
@@ -97,7 +92,7 @@ const NodeColumns: readonly Column<NodeLine>[] = [
     value: (n) => (n.taints.length === 0 ? '-' : n.taints.join(',')),
     colour: (n) => (n.taints.some((t) => t.endsWith(':NoExecute')) ? 'yellow' : undefined),
   },
-  { header: 'probe age', value: (n) => span(n.probeAgeMs ?? undefined), align: 'right' },
+  { header: 'probe age', value: probeAgeCell, align: 'right' },
   {
     header: 'queue',
     value: (n) =>
@@ -119,8 +114,7 @@ const DecisionColumns: readonly Column<DecisionRow>[] = [
   {
     header: 'result',
     value: (d) => shortTimes(d.result ?? '-'),
-    // A failed write's result is `<Reason>: <message>` (shared/app/decisions.ts describeResult).
-    colour: (d) => (d.result !== null && /^[A-Z][A-Za-z]*: /.test(d.result) ? 'red' : undefined),
+    colour: (d) => (resultKind(d.result) === 'failed' ? 'red' : undefined),
   },
   { header: 'why', value: (d) => shortTimes(d.why) },
 ];

@@ -1,11 +1,12 @@
 // What the live view shows, read once a second: the cluster as the API server has it (each node's Ready
-// condition, taints and lease renewal, which is what the controller writes and reads), the controller's
-// own state from the tables (zone states, limiters, eviction queues: `nlc status`'s buildStatus on one
-// consistent load, read-only), the recent Decisions trail, and the local parts (kubelets, relay,
-// functions). The same snapshots, diffed, are the log lines of `--no-ui`.
-import { CoordinationV1Api, CoreV1Api, type KubeConfig, type V1Node } from '@kubernetes/client-node';
+// condition and taints, which is what the controller writes), the controller's own state from the
+// tables (zone states, limiters at now, eviction queues, each node's probe age: `nlc status`'s
+// buildStatus on one consistent load, read-only), the newest decisions of the Decisions trail, and the
+// local parts (kubelets, relay, functions). The same snapshots, diffed, are the log lines of `--no-ui`.
+import { CoreV1Api, type KubeConfig, type V1Node } from '@kubernetes/client-node';
 import { buildStatus, type ZoneStatus } from '../../cli/commands/status.js';
-import { abbreviateTaint, zoneName } from '../../cli/present.js';
+import { naturalCompare } from '../../cli/names.js';
+import { abbreviateTaint, resultKind, zoneName, type ProbeAgeFields } from '../../cli/present.js';
 import { isTaintEffect } from '../../shared/adapters/kubernetes/mapping.js';
 import { ClusterSubject, zoneSubject } from '../../shared/app/monitorReport.js';
 import type { EpochMillis } from '../../shared/domain/types.js';
@@ -13,7 +14,7 @@ import { getZoneKey } from '../../shared/domain/zones.js';
 import type { StateStores, StoredDecision } from '../../shared/ports/stores.js';
 import type { KubeletState } from '../kubelet/index.js';
 
-export interface NodeRow {
+export interface NodeRow extends ProbeAgeFields {
   readonly name: string;
   /** `region:zone` as the controller keys it. */
   readonly zone: string;
@@ -23,8 +24,8 @@ export interface NodeRow {
   readonly ready: string | null;
   /** Every taint on the Node, abbreviated (`unreachable:NoExecute`). */
   readonly taints: readonly string[];
-  /** Now minus the node Lease's renewTime: how long the node has been silent. */
-  readonly probeAgeMs: number | null;
+  // probe, probeAgeSeconds: how long the node has been silent as the controller sees it, the same
+  // definition as `nlc status` (cli/present.ts probeAge), not the Lease as the API has it.
   /** Place in the zone's NoExecute queue (1-based), 0 once processed (tainted), null when not queued. */
   readonly queuePosition: number | null;
 }
@@ -73,9 +74,13 @@ export interface SnapshotSource {
     readonly nextSequence: number | null;
   };
   readonly functionsRunning: () => boolean;
-  /** Decisions kept (12). */
+  /** Decisions kept: the newest of all subjects (12). */
   readonly decisionLimit?: number;
-  /** Decisions read per subject (4): the newest of each node, zone and the cluster. */
+  /**
+   * Decisions kept per subject (default: decisionLimit, so the newest `decisionLimit` of all subjects
+   * are always among them, even when one node made all of them). Fewer only for the log, which reads
+   * every second and keeps its own record of what it has seen.
+   */
   readonly decisionsPerSubject?: number;
   /**
    * Leave out the rows a write records before it is attempted (result `intended`): the row with its
@@ -84,14 +89,28 @@ export interface SnapshotSource {
   readonly outcomesOnly?: boolean;
 }
 
-const byName = (a: string, b: string): number => a.localeCompare(b, 'en', { numeric: true });
-
 function nodeZone(node: V1Node): string {
   return zoneName(getZoneKey(node.metadata?.labels));
 }
 
 function readyOf(node: V1Node): string | null {
   return node.status?.conditions?.find((c) => c.type === 'Ready')?.status ?? null;
+}
+
+/**
+ * The newest `limit` decisions of all subjects, newest first, in an order that does not change between
+ * frames: time, then subject in natural order, then the stored id (newest first within a pass).
+ *
+ * @example newestDecisions([trailOfA1, trailOfA2, trailOfCluster], 12)
+ */
+export function newestDecisions(trails: readonly (readonly DecisionRow[])[], limit: number): DecisionRow[] {
+  return trails
+    .flat()
+    .sort(
+      (a, b) =>
+        b.at - a.at || naturalCompare(a.subject, b.subject) || (a.key < b.key ? 1 : a.key > b.key ? -1 : 0),
+    )
+    .slice(0, limit);
 }
 
 function toDecisionRow(d: StoredDecision): DecisionRow {
@@ -116,9 +135,30 @@ function toDecisionRow(d: StoredDecision): DecisionRow {
  */
 export function snapshotReader(source: SnapshotSource): { read(now: EpochMillis): Promise<StackSnapshot> } {
   const core = source.kubeConfig.makeApiClient(CoreV1Api);
-  const coordination = source.kubeConfig.makeApiClient(CoordinationV1Api);
   const limit = source.decisionLimit ?? 12;
-  const perSubject = source.decisionsPerSubject ?? 4;
+  const perSubject = source.decisionsPerSubject ?? limit;
+  const keep = (d: StoredDecision): boolean =>
+    source.outcomesOnly !== true || resultKind(d.result) !== 'intended';
+
+  /**
+   * A subject's newest `perSubject` kept decisions. Without `intended` rows, twice as many are read
+   * (each intended row has its outcome row), more when writes are still in flight.
+   */
+  async function newestOf(subject: string): Promise<DecisionRow[]> {
+    let asked = source.outcomesOnly === true ? 2 * perSubject : perSubject;
+    for (;;) {
+      const rows = await source.stores.decisions.query(source.cluster, subject, {
+        limit: asked,
+        newestFirst: true,
+      });
+      const kept = rows.filter(keep);
+      if (kept.length >= perSubject || rows.length < asked || asked >= 8 * perSubject) {
+        return kept.slice(0, perSubject).map(toDecisionRow);
+      }
+      asked *= 2;
+    }
+  }
+
   let previous: StackSnapshot = {
     at: 0,
     cluster: source.cluster,
@@ -136,24 +176,17 @@ export function snapshotReader(source: SnapshotSource): { read(now: EpochMillis)
     const relay = source.relay();
     const functionsRunning = source.functionsRunning();
     try {
-      const [nodeList, leaseList, loaded] = await Promise.all([
+      const [nodeList, loaded] = await Promise.all([
         core.listNode(),
-        coordination.listNamespacedLease({ namespace: 'kube-node-lease' }),
         source.stores.controllerState.load(source.cluster),
       ]);
-      const status = buildStatus(loaded);
-      const renewed = new Map<string, number>();
-      for (const lease of leaseList.items) {
-        const name = lease.metadata?.name;
-        const renewTime = lease.spec?.renewTime;
-        if (name !== undefined && renewTime !== undefined) renewed.set(name, new Date(renewTime).getTime());
-      }
-      const queued = new Map(status.nodes.map((n) => [n.name, n.eviction]));
+      const status = buildStatus(loaded, now);
+      const controllerView = new Map(status.nodes.map((n) => [n.name, n]));
       const nodes = nodeList.items
         .map((node): NodeRow => {
           const name = node.metadata?.name ?? '';
-          const renewal = renewed.get(name);
-          const eviction = queued.get(name);
+          const seen = controllerView.get(name);
+          const eviction = seen?.eviction;
           return {
             name,
             zone: nodeZone(node),
@@ -168,29 +201,20 @@ export function snapshotReader(source: SnapshotSource): { read(now: EpochMillis)
                   })
                 : `${t.key}:${t.effect}`,
             ),
-            probeAgeMs: renewal === undefined ? null : Math.max(0, now - renewal),
+            probe: seen?.probe ?? 'unknown',
+            probeAgeSeconds: seen?.probeAgeSeconds ?? null,
             queuePosition:
               eviction === undefined ? null : (eviction.position ?? (eviction.processed ? 0 : null)),
           };
         })
-        .sort((a, b) => byName(a.zone, b.zone) || byName(a.name, b.name));
+        .sort((a, b) => naturalCompare(a.zone, b.zone) || naturalCompare(a.name, b.name));
 
       const subjects = [
         ...nodes.map((n) => n.name),
         ...[...loaded.state.zoneStates.keys()].map(zoneSubject),
         ClusterSubject,
       ];
-      const trails = await Promise.all(
-        subjects.map((subject) =>
-          source.stores.decisions.query(source.cluster, subject, { limit: perSubject }),
-        ),
-      );
-      const decisions = trails
-        .flat()
-        .filter((d) => source.outcomesOnly !== true || d.result !== 'intended')
-        .map(toDecisionRow)
-        .sort((a, b) => b.at - a.at || (a.key < b.key ? 1 : a.key > b.key ? -1 : 0))
-        .slice(0, limit);
+      const decisions = newestDecisions(await Promise.all(subjects.map(newestOf)), limit);
 
       previous = {
         at: now,

@@ -32,20 +32,20 @@ describe('nlc explain', () => {
 
   it('prints the trail newest first, with source, result and reason', async () => {
     const { stdout } = await runCli(['explain', 'a-1', ...target]);
-    expect(tableRow(stdout, 'TIME')).toEqual(['TIME', 'SOURCE', 'WHAT', 'RESULT', 'WHY']);
+    expect(tableRow(stdout, 'TIME')).toEqual(['TIME', 'SOURCE', 'WHAT', 'POD', 'RESULT', 'WHY']);
     const rows = stdout
       .split('\n')
       .filter((line) => line.startsWith('2026-'))
       .map((line) => line.split(/\s{2,}/));
     // Same-instant rows sort by source, as their keys do (`<time>#<source>#<index>`).
     expect(rows).toEqual([
-      [tainted, 'monitor', 'enqueue', '-', 'markNodeForTainting: Ready=Unknown'],
-      [tainted, 'drainer', 'swapNodeTaints', 'ok', 'doNoExecuteTaintingPass: Ready=Unknown'],
-      [tainted, 'drainer', 'swapNodeTaints', 'intended', 'doNoExecuteTaintingPass: Ready=Unknown'],
-      [markedUnknown, 'monitor', 'markPodsNotReady', 'ok', 'node became not ready'],
-      [markedUnknown, 'monitor', 'markPodsNotReady', 'intended', 'node became not ready'],
-      [markedUnknown, 'monitor', 'updateNodeStatus', 'ok', `tryUpdateNodeHealth: ${GRACE}`],
-      [markedUnknown, 'monitor', 'updateNodeStatus', 'intended', `tryUpdateNodeHealth: ${GRACE}`],
+      [tainted, 'monitor', 'enqueue', '-', '-', 'markNodeForTainting: Ready=Unknown'],
+      [tainted, 'drainer', 'swapNodeTaints', '-', 'ok', 'doNoExecuteTaintingPass: Ready=Unknown'],
+      [tainted, 'drainer', 'swapNodeTaints', '-', 'intended', 'doNoExecuteTaintingPass: Ready=Unknown'],
+      [markedUnknown, 'monitor', 'markPodsNotReady', '-', 'ok', 'node became not ready'],
+      [markedUnknown, 'monitor', 'markPodsNotReady', '-', 'intended', 'node became not ready'],
+      [markedUnknown, 'monitor', 'updateNodeStatus', '-', 'ok', `tryUpdateNodeHealth: ${GRACE}`],
+      [markedUnknown, 'monitor', 'updateNodeStatus', '-', 'intended', `tryUpdateNodeHealth: ${GRACE}`],
     ]);
   });
 
@@ -60,17 +60,17 @@ describe('nlc explain', () => {
   it('--limit keeps the newest decisions', async () => {
     const { stdout } = await runCli(['explain', 'a-1', ...target, '--limit', '2']);
     const rows = stdout.split('\n').filter((line) => line.startsWith('2026-'));
-    expect(rows.map((line) => line.split(/\s{2,}/).slice(1, 4))).toEqual([
-      ['monitor', 'enqueue', '-'],
-      ['drainer', 'swapNodeTaints', 'ok'],
+    expect(rows.map((line) => line.split(/\s{2,}/).slice(1, 5))).toEqual([
+      ['monitor', 'enqueue', '-', '-'],
+      ['drainer', 'swapNodeTaints', '-', 'ok'],
     ]);
   });
 
   it('-o wide adds the inputs each decision read', async () => {
     const { stdout } = await runCli(['explain', 'a-1', ...target, '-o', 'wide']);
-    expect(tableRow(stdout, 'TIME')).toEqual(['TIME', 'SOURCE', 'WHAT', 'RESULT', 'WHY', 'INPUTS']);
+    expect(tableRow(stdout, 'TIME')).toEqual(['TIME', 'SOURCE', 'WHAT', 'POD', 'RESULT', 'WHY', 'INPUTS']);
     const taint = stdout.split('\n').find((line) => line.includes('swapNodeTaints') && line.includes(' ok '));
-    expect(taint?.split(/\s{2,}/)[5]).toBe(
+    expect(taint?.split(/\s{2,}/)[6]).toBe(
       'add=node.kubernetes.io/unreachable:NoExecute remove=node.kubernetes.io/not-ready:NoExecute',
     );
   });
@@ -87,6 +87,7 @@ describe('nlc explain', () => {
       at: tainted,
       source: 'drainer',
       what: 'swapNodeTaints',
+      pod: null,
       result: 'ok',
       why: 'doNoExecuteTaintingPass: Ready=Unknown',
       inputs: {
@@ -99,7 +100,67 @@ describe('nlc explain', () => {
     expect(parseYaml(yaml.stdout)).toEqual(report);
   });
 
-  it('says when there is nothing to explain, and exits 0', async () => {
+  it('names the pod of a pod decision, and does not take a scheduled deletion for a failed write', async () => {
+    const at = t0 + 120_000;
+    await stack.db.stores().decisions.append(CLUSTER, [
+      {
+        node: 'b-1',
+        at,
+        source: 'node-taints',
+        what: 'swapNodeTaints',
+        why: 'doNoScheduleTaintingPass',
+        result: 'intended',
+      },
+      {
+        node: 'b-1',
+        at,
+        source: 'node-taints',
+        what: 'swapNodeTaints',
+        why: 'doNoScheduleTaintingPass',
+        result: 'ok (already so)',
+        seq: 1,
+      },
+      {
+        node: 'b-1',
+        at: at + 1_000,
+        source: 'taint-eviction',
+        what: 'schedulePodEviction',
+        why: 'processPodOnNode: every NoExecute taint is tolerated',
+        inputs: { pod: 'default/web-9' },
+        result: `fires at ${iso(at + 301_000)}`,
+      },
+    ]);
+    const { code, stdout } = await runCli(['explain', 'b-1', ...target]);
+    expect(code).toBe(0);
+    expect(stdout.split('\n')[0]).not.toContain('failed');
+    expect(tableRow(stdout, iso(at + 1_000))).toEqual([
+      iso(at + 1_000),
+      'taint-eviction',
+      'schedulePodEviction',
+      'default/web-9',
+      `fires at ${iso(at + 301_000)}`,
+      'processPodOnNode: every NoExecute taint is tolerated',
+    ]);
+    const json = JSON.parse(
+      (await runCli(['explain', 'b-1', ...target, '-o', 'json'])).stdout,
+    ) as ExplainReport;
+    expect(json.decisions.map((d) => d.pod)).toEqual(['default/web-9', null, null]);
+  });
+
+  it('exits 1 for a node the controller does not know, naming it and the closest names', async () => {
+    const { code, stdout, stderr } = await runCli(['explain', 'a-11', ...target]);
+    expect({ code, stdout }).toEqual({ code: 1, stdout: '' });
+    expect(stderr).toBe(
+      `error: node "a-11" not found in cluster ${CLUSTER}: no decisions and no state for it (did you mean a-1?)\n`,
+    );
+    const far = await runCli(['explain', 'web-server', ...target]);
+    expect(far.code).toBe(1);
+    expect(far.stderr).toBe(
+      `error: node "web-server" not found in cluster ${CLUSTER}: no decisions and no state for it; check the name and --cluster\n`,
+    );
+  });
+
+  it('says when a node the controller knows has nothing to explain, and exits 0', async () => {
     const { code, stdout } = await runCli(['explain', 'a-3', ...target]);
     expect(code).toBe(0);
     expect(stdout).toBe('a-3: no decisions recorded for a-3 (rows expire 14 days after they are written)\n');

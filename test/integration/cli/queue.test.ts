@@ -16,7 +16,8 @@ afterAll(async () => {
   await stack.stop();
 });
 
-// web-2 tolerates the taint for 30 s, web-1 for 300 s; the taint was seen at t0 + 60 s.
+// web-2 tolerates the taint for 30 s, web-1 for 300 s; the taint was seen at t0 + 60 s. The seed's
+// last commit ran on a clock that agrees with the relay's, so the relay clock at `at` is `at`.
 const at = t0 + 95_000;
 
 describe('nlc queue', () => {
@@ -25,7 +26,8 @@ describe('nlc queue', () => {
     expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
     const lines = stdout.split('\n');
     expect(lines[0]).toBe(
-      `Zone region1:zone-a: limiter 0.01 qps, 0.00 of 1 tokens at ${iso(t0 + 60_000)}; processed once: 1`,
+      // The token taken at t0 + 60 s, refilled at 0.01 qps for 35 s.
+      `Zone region1:zone-a: limiter 0.01 qps, 0.35 of 1 tokens (bucket last updated ${iso(t0 + 60_000)}); processed once: 1`,
     );
     expect(lines[1]?.split(/\s{2,}/)).toEqual(['#', 'NODE', 'UID', 'ADDED AT', 'PROCESS AT', 'DUE']);
     expect(tableRow(stdout, '1')).toEqual([
@@ -38,7 +40,7 @@ describe('nlc queue', () => {
     ]);
     const zoneB = lines.findIndex((l) => l.startsWith('Zone region1:zone-b'));
     expect(lines[zoneB]).toBe(
-      `Zone region1:zone-b: limiter 0.01 qps, 1.00 of 1 tokens at ${iso(t0)}; processed once: 0`,
+      `Zone region1:zone-b: limiter 0.01 qps, 1.00 of 1 tokens (bucket last updated ${iso(t0)}); processed once: 0`,
     );
     expect(lines[zoneB + 1]).toBe('  (queue empty)');
   });
@@ -57,21 +59,40 @@ describe('nlc queue', () => {
     ]);
   });
 
-  it('judges due on the wall clock by default', async () => {
-    const early = await runCli(['queue', ...target], { now: t0 + 65_000 });
-    expect(tableRow(early.stdout, '1')?.[5]).toBe('no');
-    expect(early.stdout).toContain(`Pod evictions: 2 pending, 0 due at ${iso(t0 + 65_000)}\n`);
+  it('judges due at the wall clock by default: pod evictions on it, zone queues on the relay clock', async () => {
+    const early = await runCli(['queue', ...target], { now: t0 + 80_000 });
+    // a-2 was queued for the last digest's instant: due on the relay clock, as the drainer sees it.
+    expect(tableRow(early.stdout, '1')?.[5]).toBe('yes');
+    expect(early.stdout).toContain('0.20 of 1 tokens');
+    expect(early.stdout).toContain(`Pod evictions: 2 pending, 0 due at ${iso(t0 + 80_000)}\n`);
+  });
+
+  it('carries the relay clock forward from the last commit: a clock behind it reads as that commit', async () => {
+    // A reader whose clock is behind the last commit cannot put the relay clock before that digest.
+    const { stdout } = await runCli(['queue', ...target, '-o', 'json'], { now: t0 + 65_000 });
+    const report = JSON.parse(stdout) as QueueReport;
+    expect(report.at).toBe(iso(t0 + 65_000));
+    expect(report.relayAt).toBe(iso(lastObservedAt));
   });
 
   it('-o json and -o yaml print the whole report', async () => {
     const { code, stdout } = await runCli(['queue', ...target, '--at', iso(at), '-o', 'json']);
     expect(code).toBe(0);
     const report = JSON.parse(stdout) as QueueReport;
-    expect(Object.keys(report)).toEqual(['cluster', 'at', 'zones', 'podEvictions']);
+    expect(Object.keys(report)).toEqual(['cluster', 'at', 'relayAt', 'zones', 'podEvictions']);
+    expect(report.relayAt).toBe(iso(at));
     expect(report.zones.map((z) => z.zone)).toEqual(['region1:zone-a', 'region1:zone-b']);
     expect(report.zones[0]).toEqual({
       zone: 'region1:zone-a',
-      limiter: { kind: 'tokenBucket', qps: 0.01, burst: 1, tokens: 0, last: iso(t0 + 60_000) },
+      limiter: {
+        kind: 'tokenBucket',
+        qps: 0.01,
+        burst: 1,
+        tokens: 0,
+        last: iso(t0 + 60_000),
+        tokensNow: 0.35,
+        at: iso(at),
+      },
       entries: [
         {
           position: 1,

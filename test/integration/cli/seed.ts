@@ -170,8 +170,11 @@ export async function seedStack(): Promise<SeededStack> {
   if (last === undefined || taintedAt === undefined) throw new Error('seed: the story did not unfold');
 
   for (const node of cluster.nodes.values()) await stores.nodes.putNode(CLUSTER, node);
-  const empty = await stores.controllerState.load(CLUSTER);
-  await stores.controllerState.commit(empty, {
+  // Committed by a function whose clock agrees with the relay's, at the last digest: the relay clock
+  // the CLI derives (relayClockNow) is then its own clock, whatever the test machine's time.
+  const committer = db.stores({ clock: { now: () => lastObservedAt } });
+  const empty = await committer.controllerState.load(CLUSTER);
+  await committer.controllerState.commit(empty, {
     state,
     meta: { lastSequence: 15, lastObservedAt, relayLastSeen: lastObservedAt, masterDisruption: false },
     gauges: last.disruption.gauges,

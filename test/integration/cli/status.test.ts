@@ -62,7 +62,8 @@ describe('nlc status', () => {
       'EVICTION',
       'EXCLUDED',
     ]);
-    // a-1 and a-2 went silent at t0; the last digest is at t0 + 70 s (the relay clock).
+    // a-1 and a-2 went silent at t0; the last digest is at t0 + 70 s (the relay clock). The others
+    // renewed at every digest: "live", not the age of the probe stored when they were registered.
     expect(tableRow(stdout, 'a-1')).toEqual([
       'a-1',
       'region1:zone-a',
@@ -81,8 +82,8 @@ describe('nlc status', () => {
       'queued #1',
       'no',
     ]);
-    expect(tableRow(stdout, 'a-3')).toEqual(['a-3', 'region1:zone-a', 'True', '-', '0s', '-', 'no']);
-    expect(tableRow(stdout, 'b-2')).toEqual(['b-2', 'region1:zone-b', 'True', '-', '0s', '-', 'yes']);
+    expect(tableRow(stdout, 'a-3')).toEqual(['a-3', 'region1:zone-a', 'True', '-', 'live', '-', 'no']);
+    expect(tableRow(stdout, 'b-2')).toEqual(['b-2', 'region1:zone-b', 'True', '-', 'live', '-', 'yes']);
     // Node rows in name order, right after the header.
     expect(lines.slice(nodesAt + 1, nodesAt + 7).map((l) => l.split(' ')[0])).toEqual([
       'a-1',
@@ -107,7 +108,8 @@ describe('nlc status', () => {
   });
 
   it('-o wide adds tokens, uids and the times', async () => {
-    const { code, stdout } = await runCli(['status', ...target, '-o', 'wide']);
+    // Zone a's one token was taken at t0 + 60 s and refills at 0.01 qps: 0.3 tokens 30 s later.
+    const { code, stdout } = await runCli(['status', ...target, '-o', 'wide'], { now: t0 + 90_000 });
     expect(code).toBe(0);
     expect(tableRow(stdout, 'ZONE')).toEqual([
       'ZONE',
@@ -125,10 +127,11 @@ describe('nlc status', () => {
       '4',
       '2 (50%)',
       '0.01',
-      '0.00/1',
+      '0.30/1',
       '1',
       '1',
     ]);
+    expect(tableRow(stdout, 'region1:zone-b')?.[5]).toBe('1.00/1');
     expect(tableRow(stdout, 'NODE')).toEqual([
       'NODE',
       'ZONE',
@@ -153,7 +156,7 @@ describe('nlc status', () => {
   });
 
   it('-o json prints the whole report with stable field names', async () => {
-    const { code, stdout } = await runCli(['status', ...target, '-o', 'json']);
+    const { code, stdout } = await runCli(['status', ...target, '-o', 'json'], { now: t0 + 90_000 });
     expect(code).toBe(0);
     const report = JSON.parse(stdout) as StatusReport;
     expect(Object.keys(report)).toEqual([
@@ -177,7 +180,15 @@ describe('nlc status', () => {
       size: 4,
       unhealthy: 2,
       unhealthyPercent: 50,
-      limiter: { kind: 'tokenBucket', qps: 0.01, burst: 1, tokens: 0, last: iso(t0 + 60_000) },
+      limiter: {
+        kind: 'tokenBucket',
+        qps: 0.01,
+        burst: 1,
+        tokens: 0,
+        last: iso(t0 + 60_000),
+        tokensNow: 0.3,
+        at: iso(t0 + 90_000),
+      },
       queueLength: 1,
       processedOnce: 1,
     });
@@ -194,6 +205,7 @@ describe('nlc status', () => {
       ],
       probeTime: iso(t0),
       probeAgeSeconds: 70,
+      probe: 'silent',
       leaseRenewTime: iso(t0),
       eviction: { position: null, processAt: null, processed: true, status: null },
       excluded: false,
@@ -207,11 +219,12 @@ describe('nlc status', () => {
       processed: false,
       status: null,
     });
+    expect(report.nodes[2]).toMatchObject({ name: 'a-3', probe: 'live', probeAgeSeconds: null });
   });
 
   it('-o yaml parses to the same report as -o json', async () => {
-    const json = await runCli(['status', ...target, '-o', 'json']);
-    const yaml = await runCli(['status', ...target, '-o', 'yaml']);
+    const json = await runCli(['status', ...target, '-o', 'json'], { now: t0 + 90_000 });
+    const yaml = await runCli(['status', ...target, '-o', 'yaml'], { now: t0 + 90_000 });
     expect(yaml.code).toBe(0);
     expect(parseYaml(yaml.stdout)).toEqual(JSON.parse(json.stdout));
   });
@@ -307,7 +320,7 @@ describe('nlc status', () => {
     expect(stderr.split('\n')).toEqual([
       'error: Invalid options (3 problems):',
       '- --endpoint: expected an http(s) URL like http://127.0.0.1:8000',
-      '- --output: expected json, yaml or wide',
+      '- --output: "xml" is not an output format: expected json, yaml or wide',
       '- --tables-prefix: give --stage or --tables-prefix, not both',
       '',
     ]);

@@ -82,7 +82,7 @@ function reader(outcomesOnly: boolean) {
 }
 
 describe('snapshotReader', () => {
-  it('shows each node as the API has it, with its kubelet and lease age', async () => {
+  it('shows each node as the API has it, with its kubelet; no probe age before the first pass', async () => {
     const snapshot = await reader(true).read(t0 + 7_000);
     expect(snapshot.error).toBeNull();
     expect(snapshot.nodes).toEqual([
@@ -92,7 +92,8 @@ describe('snapshotReader', () => {
         kubelet: 'running',
         ready: 'True',
         taints: [],
-        probeAgeMs: 7_000,
+        probe: 'unknown',
+        probeAgeSeconds: null,
         queuePosition: null,
       },
       {
@@ -101,11 +102,12 @@ describe('snapshotReader', () => {
         kubelet: 'stopped',
         ready: 'True',
         taints: ['unreachable:NoExecute'],
-        probeAgeMs: 7_000,
+        probe: 'unknown',
+        probeAgeSeconds: null,
         queuePosition: null,
       },
     ]);
-    // Empty controller state: no zone yet, no digest.
+    // Empty controller state: no zone yet, no digest, so no probe the controller saw.
     expect(snapshot.zones).toEqual([]);
     expect(snapshot.observedAt).toBeNull();
   });
@@ -123,5 +125,53 @@ describe('snapshotReader', () => {
     expect(all.decisions.find((d) => d.what === 'register')?.pod).toBeNull();
     const outcomes = await reader(true).read(t0 + 7_000);
     expect(outcomes.decisions.map((d) => d.result)).not.toContain('intended');
+  });
+
+  it('keeps the newest decisions of all subjects, even when one node made every recent one', async () => {
+    // A node that fails: its Ready=Unknown write, its taint, then more pod decisions than anything
+    // else; every node's start-up registration is older. The live view once read 4 rows per subject, so
+    // the pod rows pushed the node's own writes out and old registrations filled the panel.
+    const busy = 'busy';
+    const stores = db.stores();
+    const pods = ['web-1', 'web-2', 'web-3', 'batch-1'];
+    await stores.decisions.append(busy, [
+      { node: 'a-1', at: t0, source: 'monitor', what: 'register', why: 'node seen for the first time' },
+      { node: 'a-2', at: t0, source: 'monitor', what: 'register', why: 'node seen for the first time' },
+    ]);
+    const write = (at: number, source: string, what: string, extra: object = {}) =>
+      stores.decisions.append(busy, [
+        { node: 'a-1', at, source, what, why: what, result: 'intended', ...extra },
+        { node: 'a-1', at, source, what, why: what, result: 'ok', seq: 1, ...extra },
+      ]);
+    await write(t0 + 60_000, 'monitor', 'updateNodeStatus');
+    await write(t0 + 61_000, 'drainer', 'swapNodeTaints');
+    for (const [i, pod] of pods.entries()) {
+      await write(t0 + 62_000 + i, 'taint-eviction', 'deletePodForTaintEviction', {
+        inputs: { pod: `default/${pod}` },
+      });
+    }
+    const read = () =>
+      snapshotReader({
+        cluster: busy,
+        stores: db.stores(),
+        kubeConfig: api.kubeConfig(),
+        relay: () => ({ running: true, synced: true, nextSequence: 3 }),
+        functionsRunning: () => true,
+        decisionLimit: 7,
+        outcomesOnly: true,
+      }).read(t0 + 70_000);
+    const first = await read();
+    expect(first.error).toBeNull();
+    expect(first.decisions.map((d) => `${d.subject} ${d.pod ?? '-'} ${d.what} ${d.result ?? '-'}`)).toEqual([
+      'a-1 default/batch-1 deletePodForTaintEviction ok',
+      'a-1 default/web-3 deletePodForTaintEviction ok',
+      'a-1 default/web-2 deletePodForTaintEviction ok',
+      'a-1 default/web-1 deletePodForTaintEviction ok',
+      'a-1 - swapNodeTaints ok',
+      'a-1 - updateNodeStatus ok',
+      'a-1 - register -',
+    ]);
+    // The same rows in the same order on the next frame.
+    expect((await read()).decisions).toEqual(first.decisions);
   });
 });

@@ -136,4 +136,37 @@ describe('verdict', () => {
       `no NoExecute taint in force; last decision: deletePod at ${iso(10)} by taint-eviction (not tolerated)`,
     );
   });
+
+  it('a scheduled or cancelled pod deletion is no failed write', () => {
+    const tainted = taint(61, [UNREACHABLE], []);
+    const scheduled = d(62, 'taint-eviction', 'schedulePodEviction', {
+      result: `fires at ${iso(362)}`,
+      inputs: { pod: 'default/web-1' },
+    });
+    const cancelled = d(63, 'taint-eviction', 'cancelPodEviction', { result: 'cancelled' });
+    for (const trail of [
+      newestFirst(unknown(55), tainted, scheduled),
+      newestFirst(unknown(55), tainted, cancelled),
+    ]) {
+      expect(verdict('n1', trail)).not.toContain('failed');
+    }
+  });
+
+  it('a failed write stays reported behind a later scheduled deletion, not behind a later success', () => {
+    const failedDelete = d(70, 'drainer', 'deletePodForTaintEviction', {
+      result: 'NotFound: pods "web-2" not found (3 attempts)',
+      inputs: { pod: 'default/web-2' },
+    });
+    const scheduled = d(71, 'taint-eviction', 'schedulePodEviction', { result: `fires at ${iso(371)}` });
+    expect(verdict('n1', newestFirst(unknown(55), failedDelete, scheduled))).toMatch(
+      /; last write failed: deletePodForTaintEviction at .* \(NotFound: pods "web-2" not found \(3 attempts\)\)$/,
+    );
+    const later = d(72, 'drainer', 'deletePodForTaintEviction', { result: 'ok (pod already gone)' });
+    expect(verdict('n1', newestFirst(unknown(55), failedDelete, scheduled, later))).not.toContain('failed');
+  });
+
+  it('a taint swap that found the taint already there keeps it in force', () => {
+    const trail = newestFirst(unknown(55), taint(61, [UNREACHABLE], [], 'ok (already so)'));
+    expect(verdict('n1', trail)).toMatch(new RegExp(`^tainted ${UNREACHABLE} at ${iso(61)} by drainer`));
+  });
 });

@@ -22,7 +22,8 @@ function node(name: string, overrides: Partial<NodeRow> = {}): NodeRow {
     kubelet: 'running',
     ready: 'True',
     taints: [],
-    probeAgeMs: 4_000,
+    probe: 'live',
+    probeAgeSeconds: null,
     queuePosition: null,
     ...overrides,
   };
@@ -43,7 +44,16 @@ function snapshot(nodes: NodeRow[], overrides: Partial<StackSnapshot> = {}): Sta
         size: nodes.length,
         unhealthy: 1,
         unhealthyPercent: 10,
-        limiter: { kind: 'tokenBucket', qps: 0.1, burst: 1, tokens: 0.5, last: null },
+        // Stored drained 5 s before now: half a token at qps 0.1, which is what is shown.
+        limiter: {
+          kind: 'tokenBucket',
+          qps: 0.1,
+          burst: 1,
+          tokens: 0,
+          last: '2026-01-29T09:00:05.000Z',
+          tokensNow: 0.5,
+          at: '2026-01-29T09:00:10.000Z',
+        },
         queueLength: 1,
         processedOnce: 0,
       },
@@ -94,7 +104,8 @@ describe('renderScreen', () => {
       kubelet: 'stopped',
       ready: 'Unknown',
       taints: ['unreachable:NoSchedule', 'unreachable:NoExecute'],
-      probeAgeMs: 70_000,
+      probe: 'silent',
+      probeAgeSeconds: 70,
       queuePosition: 0,
     }),
     node('a-2', { queuePosition: 1 }),
@@ -113,11 +124,12 @@ describe('renderScreen', () => {
     expect(lines[0]).toBe(
       'nlc · cluster default · relay running (next digest #7) · functions up · last digest 09:00:09 UTC · 09:00:10 UTC',
     );
-    expect(text).toMatch(/region-1:zone-a\s+Normal\s+3\s+1 \(10%\)\s+0\.1\s+0\.5\/1\s+1/);
+    expect(text).toMatch(/region-1:zone-a\s+Normal\s+3\s+1 \(10%\)\s+0\.1\s+0\.50\/1\s+1/);
     expect(text).toMatch(
       />\s+a-1\s+region-1:zone-a\s+stopped\s+Unknown\s+unreachable:NoSchedule,unreachable:NoExecute\s+1m10s\s+tainted/,
     );
-    expect(text).toMatch(/\n\s+a-2\s+.*\s+4s\s+#1\n/);
+    // A node the controller holds alive: its probe is newer than the stored one, so no stale age.
+    expect(text).toMatch(/\n\s+a-2\s+.*\s+live\s+#1\n/);
     expect(text).toMatch(
       /09:00:08\s+a-1\s+-\s+drainer\s+swapNodeTaints\s+ok\s+doNoExecuteTaintingPass: Ready=Unknown/,
     );
@@ -176,6 +188,8 @@ describe('renderScreen', () => {
     const text = lines.join('\n');
     expect(text).toContain('\u001b[32mNormal');
     expect(text).toContain('\u001b[31mConflict: the object has been modified');
+    // A scheduled deletion's result is no failure.
+    expect(text).not.toContain('\u001b[31mfires at');
   });
 });
 

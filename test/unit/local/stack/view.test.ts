@@ -1,6 +1,12 @@
 // The --no-ui log: what changed between two snapshots of the live view.
 import { describe, expect, it } from 'vitest';
-import { snapshotChanges, type NodeRow, type StackSnapshot } from '../../../../local/stack/view.js';
+import {
+  newestDecisions,
+  snapshotChanges,
+  type DecisionRow,
+  type NodeRow,
+  type StackSnapshot,
+} from '../../../../local/stack/view.js';
 
 const at = Date.parse('2026-01-29T09:00:00Z');
 
@@ -11,7 +17,8 @@ function node(overrides: Partial<NodeRow> = {}): NodeRow {
     kubelet: 'running',
     ready: 'True',
     taints: [],
-    probeAgeMs: 1_000,
+    probe: 'live',
+    probeAgeSeconds: null,
     queuePosition: null,
     ...overrides,
   };
@@ -100,5 +107,40 @@ describe('snapshotChanges', () => {
       new Date(at + 2).toISOString(),
     ]);
     expect(snapshotChanges(after, after)).toEqual([]);
+  });
+});
+
+describe('newestDecisions', () => {
+  const row = (subject: string, offset: number, id: string): DecisionRow => ({
+    ...decision(`${subject}#${id}`, offset),
+    subject,
+  });
+
+  it('keeps the newest of all subjects, newest first, whichever subject made them', () => {
+    const busy = [row('a-1', 9, '9'), row('a-1', 8, '8'), row('a-1', 7, '7'), row('a-1', 1, '1')];
+    const quiet = [row('a-2', 0, '0')];
+    expect(newestDecisions([quiet, busy], 4).map((d) => d.key)).toEqual(['a-1#9', 'a-1#8', 'a-1#7', 'a-1#1']);
+    expect(
+      newestDecisions([quiet, busy], 5)
+        .map((d) => d.key)
+        .at(-1),
+    ).toBe('a-2#0');
+  });
+
+  it('orders decisions of one instant by subject in natural order, then newest row first', () => {
+    const trails = [
+      [row('zone-a-10', 0, 'x#000000')],
+      [row('zone-a-2', 0, 'x#000001'), row('zone-a-2', 0, 'x#000000')],
+      [row('zone-a-1', 0, 'x#000000')],
+    ];
+    const keys = newestDecisions(trails, 10).map((d) => d.key);
+    expect(keys).toEqual([
+      'zone-a-1#x#000000',
+      'zone-a-2#x#000001',
+      'zone-a-2#x#000000',
+      'zone-a-10#x#000000',
+    ]);
+    // Stable: the order does not depend on the order the trails were read in.
+    expect(newestDecisions([...trails].reverse(), 10).map((d) => d.key)).toEqual(keys);
   });
 });
