@@ -10,6 +10,12 @@ import { z } from 'zod';
 import { formatDuration } from '../../shared/config.js';
 import { ScenarioError } from '../../shared/errors.js';
 import { formatChaos, parseChaos } from '../../local/simulate/chaos.js';
+import {
+  checkReportFile,
+  recordReport,
+  renderReport,
+  writeReport,
+} from '../../local/simulate/report/index.js';
 import { parseScenario } from '../../local/simulate/scenario.js';
 import { runSimulation, type Diagnostic, type SimulationResult } from '../../local/simulate/simulation.js';
 import { toJsonLines, type SummaryRecord, type TimelineLine } from '../../local/simulate/timeline.js';
@@ -30,6 +36,8 @@ export const SimulateOptionsSchema = z.object({
   verbose: z.boolean().default(false),
   /** `duplicates=N,maxDelay=D,failures=P,seed=S` (local/simulate/chaos.ts); parsed by runSimulate. */
   chaos: z.string().optional(),
+  /** Also write the run as one self-contained HTML page (local/simulate/report/). */
+  report: z.string().min(1, 'expected a file name, e.g. out.html').optional(),
 });
 export type SimulateOptions = z.output<typeof SimulateOptionsSchema>;
 
@@ -41,6 +49,7 @@ Examples:
   nlc simulate examples/scenarios/single-node-failure.yaml
   nlc simulate --json examples/scenarios/zone-partial-disruption.yaml | jq -c 'select(.kind == "TaintAdded")'
   nlc simulate --chaos duplicates=3,maxDelay=30s,failures=0.1,seed=7 examples/scenarios/single-node-failure.yaml
+  nlc simulate --report out.html examples/scenarios/zone-partial-disruption.yaml
 `;
 
 // ---------------------------------------------------------------------------------------------------
@@ -195,13 +204,21 @@ async function readScenario(file: string): Promise<string> {
 export async function runSimulate(options: SimulateOptions, io: CliIo): Promise<number> {
   const chaos = options.chaos === undefined ? undefined : parseChaos(options.chaos);
   const scenario = parseScenario(await readScenario(options.file), options.file);
+  // Checked before the run, which can be long: a report that cannot be written fails at once (exit 1).
+  if (options.report !== undefined) await checkReportFile(options.report);
+  const recorder = options.report === undefined ? undefined : recordReport();
   const result = await runSimulation(scenario, {
     ...(chaos !== undefined && { chaos }),
+    ...recorder?.hooks,
     onDiagnostic: (d) => {
       // Failed invocations always; the services' warnings (observation gaps, retries) when asked.
       if (d.level === 'error' || options.verbose) io.stderr.write(describeDiagnostic(d));
     },
   });
+  if (options.report !== undefined && recorder !== undefined) {
+    await writeReport(options.report, renderReport(scenario, result, recorder));
+    io.stderr.write(`report written to ${options.report}\n`);
+  }
   if (options.json) {
     io.stdout.write(toJsonLines(result.lines));
     return 0;
@@ -229,10 +246,19 @@ export function simulateCommand(ctx: CommandContext): Command {
       '--chaos <spec>',
       'deliver every event, schedule firing and invocation 1..N times, each after a random delay up to D, failing with probability P (retried as Lambda does, then dead-lettered); seeded by S: duplicates=N,maxDelay=D,failures=P,seed=S',
     )
+    .option(
+      '--report <file>',
+      'also write the run as one self-contained HTML page: a timeline picture (a lane per zone and per node that did something) and the summary',
+    )
     .addHelpText('after', SIMULATE_HELP)
     .action(async (file: string, _opts: unknown, command: Command) => {
       // `--verbose` is also nlc's own option (stack traces): read it wherever it was given.
-      const opts = command.optsWithGlobals<{ json?: boolean; verbose?: boolean; chaos?: string }>();
+      const opts = command.optsWithGlobals<{
+        json?: boolean;
+        verbose?: boolean;
+        chaos?: string;
+        report?: string;
+      }>();
       const options = parseOptions(SimulateOptionsSchema, { ...opts, file }, { file: 'FILE' });
       ctx.exitCode = await runSimulate(options, ctx.io);
     });
