@@ -7,9 +7,17 @@
 // of seconds; and values are validated, where upstream's Validate() accepts anything (see the
 // `Deviation:` notes below). Read once at cold start or CLI start; precedence is override (scenario or
 // CLI flag) > NLC_ environment variable > upstream default (STYLE 1.5).
+// This file is the settings and how they are read, one concern: the table drives the schema, the env
+// mapping and the suggestions. The parsing it builds on lives apart: duration.ts, coerce.ts, suggest.ts.
 import { z } from 'zod';
+import { type Coerced, coerceBoolean, coerceNumber, describeInput } from './coerce.js';
 import type { Millis } from './domain/types.js';
+import { coerceDuration, formatDuration } from './duration.js';
 import { ConfigError, type ConfigIssue } from './errors.js';
+import { editDistance, normalizeName } from './suggest.js';
+
+// Durations belong to the settings' vocabulary: their importers may take them from here.
+export { durationSchema, formatDuration, parseDuration } from './duration.js';
 
 export type EvictionMode = 'taint' | 'legacy';
 
@@ -47,180 +55,6 @@ export type ConfigSource = 'default' | 'env' | 'override';
 
 /** Environment variables with this prefix are settings; an unknown one is an error. */
 export const ENV_PREFIX = 'NLC_';
-
-// ---------------------------------------------------------------------------------------------------
-// Durations: Go time.ParseDuration syntax ("1m30s", "1.5h") with units ms, s, m, h, or seconds.
-
-const UNIT_MS = { ms: 1n, s: 1000n, m: 60_000n, h: 3_600_000n } as const;
-const DECIMAL = /^(\d+)(?:\.(\d*))?$|^\.(\d+)$/;
-const COMPONENT = /(\d+(?:\.\d*)?|\.\d+)(ms|h|m|s)/y;
-const DURATION_FORM = 'a duration like "40s", "5m" or a number of seconds';
-
-type DurationResult = { ok: true; ms: Millis } | { ok: false; reason: 'syntax' | 'precision' | 'range' };
-
-/** Exact decimal × unit in ms as a BigInt, or undefined when it is not a whole number of ms. */
-function decimalTimes(decimal: string, unit: bigint): bigint | undefined {
-  const m = DECIMAL.exec(decimal);
-  if (m === null) return undefined;
-  const whole = BigInt(m[1] ?? '0') * unit;
-  const digits = (m[2] ?? m[3] ?? '').replace(/0+$/, '');
-  if (digits === '') return whole;
-  const scale = 10n ** BigInt(digits.length);
-  const fraction = BigInt(digits) * unit;
-  return fraction % scale === 0n ? whole + fraction / scale : undefined;
-}
-
-function parseDurationResult(input: string | number): DurationResult {
-  if (typeof input === 'number') {
-    // Seconds. Floating point: 1.005 s is 1004.9999999999999 ms, so compare with a tolerance.
-    if (!Number.isFinite(input)) return { ok: false, reason: 'syntax' };
-    const ms = input * 1000;
-    const rounded = Math.round(ms);
-    if (!Number.isSafeInteger(rounded)) return { ok: false, reason: 'range' };
-    return Math.abs(ms - rounded) > 1e-6
-      ? { ok: false, reason: 'precision' }
-      : { ok: true, ms: rounded || 0 };
-  }
-  const text = input.trim();
-  const sign = text.startsWith('-') ? -1n : 1n;
-  const body = text.startsWith('-') || text.startsWith('+') ? text.slice(1) : text;
-  if (body === '') return { ok: false, reason: 'syntax' };
-  let total = 0n;
-  if (DECIMAL.test(body)) {
-    const ms = decimalTimes(body, UNIT_MS.s);
-    if (ms === undefined) return { ok: false, reason: 'precision' };
-    total = ms;
-  } else {
-    COMPONENT.lastIndex = 0;
-    while (COMPONENT.lastIndex < body.length) {
-      const m = COMPONENT.exec(body);
-      if (m === null) return { ok: false, reason: 'syntax' };
-      const unit = m[2] as keyof typeof UNIT_MS;
-      const ms = decimalTimes(m[1] ?? '', UNIT_MS[unit]);
-      if (ms === undefined) return { ok: false, reason: 'precision' };
-      total += ms;
-    }
-  }
-  const ms = Number(sign * total);
-  return Number.isSafeInteger(ms) ? { ok: true, ms: ms || 0 } : { ok: false, reason: 'range' };
-}
-
-function durationProblem(reason: 'syntax' | 'precision' | 'range', input: unknown): string {
-  if (reason === 'precision') return `expected a whole number of milliseconds, got ${describeInput(input)}`;
-  if (reason === 'range')
-    return `expected a duration shorter than 285,000 years, got ${describeInput(input)}`;
-  return `expected ${DURATION_FORM}, got ${describeInput(input)}`;
-}
-
-/**
- * Parses a duration: Go `time.ParseDuration` syntax with units `ms`, `s`, `m`, `h` ("500ms", "40s",
- * "1m30s", "1.5h"), or a number of seconds (`40`, `"40"`, `"0.5"`). Signed: each setting decides whether
- * negatives are allowed. Throws a ConfigError for garbage, empty input or sub-millisecond precision.
- *
- * @example
- * parseDuration('1m30s'); // 90000
- * parseDuration(0.5); // 500
- */
-export function parseDuration(input: string | number, path = 'duration'): Millis {
-  const result = parseDurationResult(input);
-  if (result.ok) return result.ms;
-  throw new ConfigError([{ path, message: durationProblem(result.reason, input) }]);
-}
-
-/**
- * Formats milliseconds for display, in a form parseDuration reads back: "50s", "5m", "1m30s", "100ms",
- * "1h0m" is written "1h". Rounds to a whole millisecond.
- *
- * @example
- * formatDuration(90_000); // '1m30s'
- */
-export function formatDuration(ms: Millis): string {
-  const rounded = Math.round(Math.abs(ms));
-  if (rounded === 0) return '0s';
-  const parts: [number, string][] = [
-    [Math.floor(rounded / 3_600_000), 'h'],
-    [Math.floor(rounded / 60_000) % 60, 'm'],
-    [Math.floor(rounded / 1000) % 60, 's'],
-    [rounded % 1000, 'ms'],
-  ];
-  const text = parts
-    .filter(([n]) => n > 0)
-    .map(([n, unit]) => `${n}${unit}`)
-    .join('');
-  return ms < 0 ? `-${text}` : text;
-}
-
-/**
- * A zod schema for a duration field (string or number of seconds) with a lower bound, for the other
- * edges that read durations (scenario offsets, CLI options).
- *
- * @example
- * z.object({ at: durationSchema('nonNegative') }).parse({ at: '30s' }); // { at: 30000 }
- */
-export function durationSchema(min: 'any' | 'nonNegative' | 'positive' = 'nonNegative') {
-  return z.unknown().transform((input, ctx): Millis => {
-    const result = coerceDuration(min)(input);
-    if (result.ok) return result.value;
-    ctx.addIssue({ code: 'custom', message: result.message });
-    return z.NEVER;
-  });
-}
-
-// ---------------------------------------------------------------------------------------------------
-// Coercion of one raw value (a string from env or a flag, or a plain value from a scenario).
-
-type Coerced<T> = { ok: true; value: T } | { ok: false; message: string };
-
-function describeInput(input: unknown): string {
-  if (typeof input === 'string')
-    return JSON.stringify(input.length > 60 ? `${input.slice(0, 57)}...` : input);
-  if (typeof input === 'number' || typeof input === 'boolean' || typeof input === 'bigint')
-    return String(input);
-  if (input === null) return 'null';
-  if (Array.isArray(input)) return 'an array';
-  return typeof input === 'object' ? 'an object' : `a ${typeof input}`;
-}
-
-function coerceDuration(min: 'any' | 'nonNegative' | 'positive') {
-  return (input: unknown): Coerced<Millis> => {
-    if (typeof input !== 'string' && typeof input !== 'number') {
-      return { ok: false, message: durationProblem('syntax', input) };
-    }
-    const result = parseDurationResult(input);
-    if (!result.ok) return { ok: false, message: durationProblem(result.reason, input) };
-    if (min === 'positive' && result.ms <= 0) {
-      return { ok: false, message: `expected a duration greater than 0, got ${describeInput(input)}` };
-    }
-    if (min === 'nonNegative' && result.ms < 0) {
-      return { ok: false, message: `expected a duration of 0 or more, got ${describeInput(input)}` };
-    }
-    return { ok: true, value: result.ms };
-  };
-}
-
-const NUMBER = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
-
-function coerceNumber(expected: string, valid: (n: number) => boolean, integer = false) {
-  return (input: unknown): Coerced<number> => {
-    const n =
-      typeof input === 'number'
-        ? input
-        : typeof input === 'string' && NUMBER.test(input.trim())
-          ? Number(input)
-          : NaN;
-    return Number.isFinite(n) && (!integer || Number.isInteger(n)) && valid(n)
-      ? { ok: true, value: n }
-      : { ok: false, message: `expected ${expected}, got ${describeInput(input)}` };
-  };
-}
-
-function coerceBoolean(input: unknown): Coerced<boolean> {
-  if (typeof input === 'boolean') return { ok: true, value: input };
-  const text = typeof input === 'string' ? input.trim().toLowerCase() : undefined;
-  if (text === 'true' || text === '1') return { ok: true, value: true };
-  if (text === 'false' || text === '0') return { ok: true, value: false };
-  return { ok: false, message: `expected true or false (or 1 / 0), got ${describeInput(input)}` };
-}
 
 const EVICTION_MODES: readonly EvictionMode[] = ['taint', 'legacy'];
 
@@ -472,32 +306,17 @@ const _sameShape: [
 // ---------------------------------------------------------------------------------------------------
 // Unknown names: suggest the setting an operator probably meant.
 
-const normalize = (name: string): string => name.toLowerCase().replace(/[^a-z0-9]/g, '');
-
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const substitution = (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1);
-      current.push(Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, substitution));
-    }
-    previous = current;
-  }
-  return previous[b.length] ?? 0;
-}
-
 /** The setting `name` most likely means: same letters as a key, alias, flag or env var, or a near typo. */
 function suggestKey(name: string): ConfigKey | undefined {
-  const wanted = normalize(name);
+  const wanted = normalizeName(name);
   const exact = KEYS.find((key) => {
     const { aliases, flag, envVar } = CONFIG_KEYS[key];
     return [key, ...aliases, flag ?? '', envVar, envVar.slice(ENV_PREFIX.length)].some(
-      (n) => normalize(n) === wanted,
+      (n) => normalizeName(n) === wanted,
     );
   });
   if (exact !== undefined) return exact;
-  const ranked = KEYS.map((key) => ({ key, distance: editDistance(wanted, normalize(key)) })).sort(
+  const ranked = KEYS.map((key) => ({ key, distance: editDistance(wanted, normalizeName(key)) })).sort(
     (a, b) => a.distance - b.distance,
   );
   const best = ranked[0];
