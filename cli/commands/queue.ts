@@ -73,7 +73,10 @@ export interface PodEvictionView {
   readonly createdAt: string | null;
   /** When the deletion was meant to run (upstream TimedWorker.FireAt). */
   readonly fireAt: string | null;
-  /** When it actually runs (upstream quirk §4.2.22, see timedWorkerQueue.ts). */
+  /**
+   * When it actually runs: upstream's timer waits fireAt − createdAt from when the work is added, so a
+   * late add fires late (an upstream quirk kept: shared/domain/timedWorkerQueue.ts).
+   */
   readonly firesAt: string | null;
   /** waiting (on its timer) or firing (the deletion is running). */
   readonly state: 'waiting' | 'firing';
