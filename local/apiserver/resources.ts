@@ -2,7 +2,8 @@
 // through the main resource or through /status may change, defaults, generation tracking, deletion
 // behaviour, field selectors, strategic-merge list strategies and timestamp fields. Each entry mirrors
 // the upstream pkg/registry/<group>/<kind>/strategy.go.
-import type { StrategicSchema } from './patch.js';
+// One concern, kept whole: a table of seven resource definitions, each a strategy that reads on its own.
+import type { StrategicSchema } from './strategicMergePatch.js';
 import {
   type Json,
   type JsonObject,

@@ -3,6 +3,8 @@
 // pkg/apis/apps/validation and pkg/apis/core/validation/events.go, for the fields this project
 // touches. Field paths are upstream's, quirks included: a node's taints are reported under
 // `metadata.taints[i]`, because ValidateNode roots them at the metadata path.
+// One concern, kept whole: the kinds share the meta, taint and toleration validators, and one file
+// reads side by side with upstream's validation.go.
 import {
   GoRepr,
   childPath,

@@ -1,13 +1,13 @@
 // RFC 6902 (the Appendix A examples), RFC 7386, and the strategic merge patch directives, on plain JSON.
 import { describe, expect, it } from 'vitest';
 import type { Json, JsonObject } from '../../../../local/apiserver/json.js';
+import { applyJsonPatch } from '../../../../local/apiserver/jsonPatch.js';
+import { applyMergePatch } from '../../../../local/apiserver/patch.js';
+import { ApiStatusError } from '../../../../local/apiserver/status.js';
 import {
-  applyJsonPatch,
-  applyMergePatch,
   applyStrategicMergePatch,
   type StrategicSchema,
-} from '../../../../local/apiserver/patch.js';
-import { ApiStatusError } from '../../../../local/apiserver/status.js';
+} from '../../../../local/apiserver/strategicMergePatch.js';
 
 describe('JSON patch (RFC 6902 Appendix A)', () => {
   it.each<{ name: string; doc: JsonObject; patch: Json; want: Json }>([
