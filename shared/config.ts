@@ -3,10 +3,10 @@
 // cmd/kube-controller-manager/app/options/nodelifecyclecontroller.go (and --node-monitor-period from
 // KubeCloudShared), the defaults in pkg/controller/nodelifecycle/config/v1alpha1/defaults.go (with the
 // v1.32 grace-period change, PR #126287) and the NodeEvictionPeriod constant of the scheduler package.
-// What differs: keys are the camelCase of the flags (STYLE "Naming"); durations also accept a bare number
+// What differs: keys are the camelCase of the flags (docs/contributing.md#naming); durations also accept a bare number
 // of seconds; and values are validated, where upstream's Validate() accepts anything (see the
 // `Deviation:` notes below). Read once at cold start or CLI start; precedence is override (scenario or
-// CLI flag) > NLC_ environment variable > upstream default (STYLE 1.5).
+// CLI flag) > NLC_ environment variable > upstream default (docs/configuration.md#precedence).
 // This file is the settings and how they are read, one concern: the table drives the schema, the env
 // mapping and the suggestions. The parsing it builds on lives apart: duration.ts, coerce.ts, suggest.ts.
 import { z } from 'zod';

@@ -1,6 +1,6 @@
 // The admission plugins of a default kube-apiserver that change what this project sees:
 // - DefaultTolerationSeconds (pods, Create and Update, never subresources): the 300 s not-ready and
-//   unreachable NoExecute tolerations, decided by shared/domain/tolerations.ts (UPSTREAM.md §2.14);
+//   unreachable NoExecute tolerations, decided by shared/domain/tolerations.ts (docs/upstream.md#defaulttolerationseconds);
 // - TaintNodesByCondition (plugin/pkg/admission/nodetaint, nodes, Create only): a new node gets
 //   node.kubernetes.io/not-ready:NoSchedule until the controller sees it Ready;
 // - NamespaceLifecycle: no new objects in a missing or terminating namespace (namespaceLifecycle.ts,

@@ -49,7 +49,7 @@ export interface ServerOptions {
   readonly tls?: ServingCertificate;
 }
 
-/** One served request, for tests that count calls (STYLE: integration tests assert request counts). */
+/** One served request, for tests that count calls. */
 export interface RequestRecord {
   readonly method: string;
   readonly path: string;

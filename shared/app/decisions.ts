@@ -1,7 +1,8 @@
 // The Decisions trail and shadow mode, in one place: every effect that would change the cluster is
 // recorded before it is attempted (so a function that dies mid-write still leaves the trail), and its
-// outcome after. With dryRun, the decision is recorded and the write is skipped (DESIGN §5, "shadow
-// mode"): reads still go to the cluster, so every later decision is made on real inputs.
+// outcome after. With dryRun, the decision is recorded and the write is skipped (shadow mode,
+// docs/architecture.md#shadow-mode): reads still go to the cluster, so every later decision is made on
+// real inputs.
 import type { Effect, EffectResult } from '../domain/effects.js';
 import type { EpochMillis } from '../domain/types.js';
 import type { ClusterPort } from '../ports/cluster.js';

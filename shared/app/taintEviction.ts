@@ -151,8 +151,8 @@ export async function handleNodeChanged(
     return report(deps, fields, { kind: 'skipped', reason: 'taintManagerDisabled' });
   }
 
-  // Node gone: upstream drops its taintedNodes entry (node-taints tombstones our copy) and, quirk
-  // §4.2.20, does NOT cancel the scheduled evictions of its pods.
+  // Node gone: upstream drops its taintedNodes entry (node-taints tombstones our copy) and
+  // (docs/upstream.md#quirk-20) does NOT cancel the scheduled evictions of its pods.
   if (change.type === 'DELETED') return report(deps, fields, { kind: 'skipped', reason: 'nodeDeleted' });
 
   // upstream NodeUpdated: an update that leaves the NoExecute taints as they were is ignored.
