@@ -52,15 +52,19 @@ export interface ReportRun {
   readonly decisions: readonly TimedDecision[];
 }
 
-/** [from, to) in seconds since the start, and what held meanwhile; `tip` indexes ReportModel.tips. */
-export interface Segment<T> {
+/** [from, to) in seconds since the start, and what held meanwhile. */
+export interface Span<T> {
   readonly from: number;
   readonly to: number;
   readonly value: T;
+}
+
+/** A span with its hover text (an index into ReportModel.texts). */
+export interface Segment<T> extends Span<T> {
   readonly tip: number;
 }
 
-export interface TaintBar extends Segment<TaintEffect> {
+export interface TaintBar extends Span<TaintEffect> {
   readonly key: string;
 }
 
@@ -71,17 +75,21 @@ export interface Mark {
   readonly kind: MarkKind;
   /** Pods evicted or marked NotReady at that instant; 1 for an action. */
   readonly count: number;
-  readonly tip: number;
 }
 
+/**
+ * A node's lane. Its hover texts are made in the page from `notes` (what happened to it, in order;
+ * at one instant the scenario's action, then the records, then the decisions): a mark or a bar shows
+ * the notes of its instant, the node's name all of them. Kept once per node, not once per mark.
+ */
 export interface NodeLane {
   readonly node: string;
   readonly zone: string;
-  readonly ready: readonly Segment<Exclude<NodeReadyStatus, 'Deleted'>>[];
+  readonly ready: readonly Span<Exclude<NodeReadyStatus, 'Deleted'>>[];
   readonly taints: readonly TaintBar[];
   readonly marks: readonly Mark[];
-  /** The node's whole story (its label's hover). */
-  readonly tip: number;
+  /** [t, index into ReportModel.texts], in order. */
+  readonly notes: readonly (readonly [number, number])[];
 }
 
 export interface ZoneLane {
@@ -100,9 +108,10 @@ export interface ReportModel {
   /** Seconds. */
   readonly duration: number;
   readonly zones: readonly ZoneLane[];
-  /** The scenario's timeline actions, on a lane of their own. */
-  readonly actions: readonly Mark[];
-  readonly tips: readonly string[];
+  /** The scenario's timeline actions, on a lane of their own, each with its hover text. */
+  readonly actions: readonly (Mark & { readonly tip: number })[];
+  /** Every hover text and note, each once. */
+  readonly texts: readonly string[];
   readonly summary: SummaryRecord | undefined;
   readonly counts: {
     readonly nodes: number;
@@ -127,7 +136,7 @@ const time = (t: number): string => formatDuration(t * 1000);
 const zoneText = (zone: string): string => (zone === '' ? '""' : zone);
 
 /** Keeps each text once. */
-class Tips {
+class Texts {
   readonly list: string[] = [];
   private readonly index = new Map<string, number>();
 
@@ -252,8 +261,6 @@ function capped(lines: readonly string[], limit: number): string[] {
   return lines.length <= limit ? [...lines] : [...lines.slice(0, limit), `… ${lines.length - limit} more`];
 }
 
-const key = (node: string, t: number): string => `${node}\u0000${t}`;
-
 function push<K, V>(map: Map<K, V[]>, k: K, v: V): void {
   const list = map.get(k);
   if (list === undefined) map.set(k, [v]);
@@ -304,7 +311,7 @@ function readySegments(
 export function buildReportModel(run: ReportRun): ReportModel {
   const { scenario, lines } = run;
   const end = scenario.duration / 1000;
-  const tips = new Tips();
+  const tips = new Texts();
   const summary = lines.find((l): l is TimelineLine & SummaryRecord => l.kind === 'Summary');
   const records = lines.filter((l) => l.kind !== 'Summary');
 
@@ -354,7 +361,7 @@ export function buildReportModel(run: ReportRun): ReportModel {
     if (line.kind !== 'Event') busy.add(node);
     note(node, line.t, 1, describeRecord(line));
   }
-  const actionMarks: Mark[] = [];
+  const actionMarks: (Mark & { tip: number })[] = [];
   const nodeActions = new Map<string, { t: number; text: string }[]>();
   for (const entry of scenario.timeline) {
     const t = entry.at / 1000;
@@ -379,18 +386,10 @@ export function buildReportModel(run: ReportRun): ReportModel {
   }
   // A small cluster is drawn whole (a lane per node reads at a glance); a large one, only its busy nodes.
   const drawn = zoneOf.size <= DrawEveryNodeUpTo ? new Set([...zoneOf.keys(), ...busy]) : busy;
-  const details = new Map<string, string[]>(); // node+t → lines
-  const story = new Map<string, string[]>(); // node → lines
-  for (const node of drawn) {
-    const sorted = [...(notes.get(node) ?? [])].sort((a, b) => a.t - b.t || a.rank - b.rank);
-    story.set(
-      node,
-      sorted.map((n) => `${time(n.t)}  ${n.text}`),
-    );
-    for (const n of sorted) push(details, key(node, n.t), n.text);
-  }
-  const tipAt = (node: string, t: number, header: string): number =>
-    tips.add([header, ...capped(details.get(key(node, t)) ?? [], 24)].join('\n'));
+  const notesOf = (node: string): [number, number][] =>
+    [...(notes.get(node) ?? [])]
+      .sort((a, b) => a.t - b.t || a.rank - b.rank)
+      .map((n): [number, number] => [n.t, tips.add(n.text)]);
 
   // --- node lanes ------------------------------------------------------------------------------------------
   for (const node of drawn) if (!zoneOf.has(node)) zoneOf.set(node, '');
@@ -405,27 +404,14 @@ export function buildReportModel(run: ReportRun): ReportModel {
   }
   for (const node of [...drawn].sort(naturalCompare)) {
     const zone = zoneOf.get(node) ?? '';
-    const ready = readySegments(changesOf.get(node) ?? [], end).map((s) => ({
-      ...s,
-      tip: tipAt(
-        node,
-        s.from,
-        `${node}: Ready=${s.value === '' ? '(none)' : s.value} from ${time(s.from)} to ${time(s.to)}`,
-      ),
-    }));
+    const ready = readySegments(changesOf.get(node) ?? [], end);
     const taints: TaintBar[] = [];
     const open = new Map<string, { from: number; key: string; effect: TaintEffect }>();
     const closeTaint = (id: string, to: number): void => {
       const bar = open.get(id);
       open.delete(id);
       if (bar === undefined || to <= bar.from) return;
-      taints.push({
-        from: bar.from,
-        to,
-        key: bar.key,
-        value: bar.effect,
-        tip: tipAt(node, bar.from, `${node}: ${bar.key}:${bar.effect} from ${time(bar.from)} to ${time(to)}`),
-      });
+      taints.push({ from: bar.from, to, key: bar.key, value: bar.effect });
     };
     const evictions = new Map<number, number>();
     const notReady = new Map<number, number>();
@@ -444,35 +430,12 @@ export function buildReportModel(run: ReportRun): ReportModel {
     const gone = (changesOf.get(node) ?? []).find((c) => c.ready === 'Deleted')?.t ?? end;
     for (const id of [...open.keys()]) closeTaint(id, gone);
     taints.sort((a, b) => a.from - b.from || naturalCompare(a.key, b.key));
-    const pods = (n: number, what: string): string => `${n} pod${n === 1 ? '' : 's'} ${what}`;
     const marks: Mark[] = [
-      ...[...notReady].map(([t, count]) => ({
-        t,
-        kind: 'podNotReady' as const,
-        count,
-        tip: tipAt(node, t, `${time(t)}  ${node}: ${pods(count, 'marked NotReady')}`),
-      })),
-      ...(nodeActions.get(node) ?? []).map(({ t }) => ({
-        t,
-        kind: 'action' as const,
-        count: 1,
-        tip: tipAt(node, t, `${time(t)}  ${node}`),
-      })),
-      ...[...evictions].map(([t, count]) => ({
-        t,
-        kind: 'eviction' as const,
-        count,
-        tip: tipAt(node, t, `${time(t)}  ${node}: ${pods(count, 'evicted')}`),
-      })),
+      ...[...notReady].map(([t, count]) => ({ t, kind: 'podNotReady' as const, count })),
+      ...(nodeActions.get(node) ?? []).map(({ t }) => ({ t, kind: 'action' as const, count: 1 })),
+      ...[...evictions].map(([t, count]) => ({ t, kind: 'eviction' as const, count })),
     ];
-    push(lanesByZone, zone, {
-      node,
-      zone,
-      ready,
-      taints,
-      marks,
-      tip: tips.add([`${node} (zone ${zoneText(zone)})`, ...capped(story.get(node) ?? [], 40)].join('\n')),
-    });
+    push(lanesByZone, zone, { node, zone, ready, taints, marks, notes: notesOf(node) });
   }
 
   // --- zone lanes ------------------------------------------------------------------------------------------
@@ -559,7 +522,7 @@ export function buildReportModel(run: ReportRun): ReportModel {
     duration: end,
     zones: zoneLanes,
     actions: actionMarks,
-    tips: tips.list,
+    texts: tips.list,
     summary,
     counts: {
       nodes: zoneOf.size,

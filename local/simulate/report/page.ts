@@ -52,8 +52,8 @@ svg text { font: 11px system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans
 .mark.podNotReady { fill: #fff; stroke: #c76b00; stroke-width: 1.4; }
 .mark.action { fill: #1d2330; stroke: #fff; stroke-width: 0.8; }
 svg.compact .mark { stroke-width: 0; }
-[data-tip] { cursor: default; }
-rect[data-tip]:hover, path.mark:hover, circle.mark:hover { stroke: #1d2330; stroke-width: 1.2; }
+[data-tip], [data-h] { cursor: default; }
+rect[data-tip]:hover, rect[data-t0]:hover, path.mark:hover, circle.mark:hover { stroke: #1d2330; stroke-width: 1.2; }
 #tip { position: fixed; z-index: 10; max-width: 640px; padding: 8px 10px; border-radius: 6px; background: #1d2330; color: #fff; font: 12px/1.4 ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace; white-space: pre-wrap; pointer-events: none; box-shadow: 0 4px 16px rgba(0,0,0,.25); }
 table { border-collapse: collapse; margin: 0 0 8px; }
 th, td { text-align: left; padding: 3px 12px 3px 0; border-bottom: 1px solid var(--line); vertical-align: top; }
@@ -65,11 +65,39 @@ details summary { cursor: pointer; color: var(--muted); margin: 6px 0; }
 code { font: 12px ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace; }
 `;
 
-// The hover texts: any element with data-tip="i" shows tips[i] next to the pointer.
+// The hover texts. An element with data-tip="i" shows texts[i]. A node lane's elements (data-h) show
+// what happened to the node at their instant, from the lane's notes (lanes[data-lane]): a header made
+// from the element's data, then the notes of that instant; the lane's name shows all its notes. `time`
+// is formatDuration's spelling (shared/config.ts), which the notes' other times use.
 const script = `
 (() => {
-  const tips = JSON.parse(document.getElementById('tips').textContent);
+  const data = JSON.parse(document.getElementById('report-data').textContent);
   const box = document.getElementById('tip');
+  const time = (s) => {
+    const ms = Math.round(Math.abs(s * 1000));
+    if (ms === 0) return '0s';
+    const parts = [[Math.floor(ms / 3600000), 'h'], [Math.floor(ms / 60000) % 60, 'm'], [Math.floor(ms / 1000) % 60, 's'], [ms % 1000, 'ms']];
+    return parts.filter(([n]) => n > 0).map(([n, unit]) => n + unit).join('');
+  };
+  const capped = (lines, limit) => lines.length <= limit ? lines : [...lines.slice(0, limit), '… ' + (lines.length - limit) + ' more'];
+  const plural = (n, what) => n + ' pod' + (n === 1 ? '' : 's') + ' ' + what;
+  const nodeText = (el) => {
+    const [node, zone, flat] = data.lanes[Number(el.closest('.lane.node').getAttribute('data-lane'))];
+    const notes = [];
+    for (let i = 0; i < flat.length; i += 2) notes.push([flat[i], data.texts[flat[i + 1]]]);
+    if (!el.hasAttribute('data-t0')) {
+      return [node + ' (zone ' + (zone === '' ? '""' : zone) + ')', ...capped(notes.map(([t, text]) => time(t) + '  ' + text), 40)].join('\\n');
+    }
+    const t0 = Number(el.getAttribute('data-t0'));
+    const span = () => ' from ' + time(t0) + ' to ' + time(Number(el.getAttribute('data-t1')));
+    const [what, kind] = el.getAttribute('class').split(' ');
+    const n = Number(el.getAttribute('data-n'));
+    const header =
+      what === 'ready' ? node + ': Ready=' + (kind === 'ready-None' ? '(none)' : kind.slice(6)) + span()
+      : what === 'taint' ? node + ': ' + el.getAttribute('data-key') + ':' + kind.slice(6) + span()
+      : time(t0) + '  ' + node + (kind === 'eviction' ? ': ' + plural(n, 'evicted') : kind === 'podNotReady' ? ': ' + plural(n, 'marked NotReady') : '');
+    return [header, ...capped(notes.filter(([t]) => t === t0).map(([, text]) => text), 24)].join('\\n');
+  };
   let shown = null;
   const place = (e) => {
     const pad = 14, w = box.offsetWidth, h = box.offsetHeight;
@@ -80,11 +108,11 @@ const script = `
     box.style.top = top + 'px';
   };
   document.addEventListener('mouseover', (e) => {
-    const el = e.target instanceof Element ? e.target.closest('[data-tip]') : null;
+    const el = e.target instanceof Element ? e.target.closest('[data-tip], [data-h]') : null;
     if (el === shown) return;
     shown = el;
     if (el === null) { box.hidden = true; return; }
-    box.textContent = tips[Number(el.getAttribute('data-tip'))] ?? '';
+    box.textContent = el.hasAttribute('data-h') ? nodeText(el) : (data.texts[Number(el.getAttribute('data-tip'))] ?? '');
     box.hidden = false;
     place(e);
   });
@@ -292,7 +320,10 @@ ${renderTimelineSvg(model)}
 ${summary === undefined ? '' : summarySection(summary)}
 ${timelineSection(lines)}
 <div id="tip" hidden></div>
-<script type="application/json" id="tips">${scriptJson(model.tips)}</script>
+<script type="application/json" id="report-data">${scriptJson({
+    texts: model.texts,
+    lanes: model.zones.flatMap((z) => z.nodes.map((l) => [l.node, l.zone, l.notes.flat()])),
+  })}</script>
 <script>${script}</script>
 </body>
 </html>

@@ -45,15 +45,15 @@ function tip(index: number): string {
   return ` data-tip="${index}"`;
 }
 
-function markShape(mark: Mark, x: number, y: number, size: number): string {
+function markShape(mark: Mark, x: number, y: number, size: number, hover: string): string {
   const s = size;
   switch (mark.kind) {
     case 'eviction': // a triangle pointing down, onto the bar
-      return `<path class="mark eviction" d="M${n(x - s)} ${n(y - s)}h${n(2 * s)}l${n(-s)} ${n(1.6 * s)}z"${tip(mark.tip)}/>`;
+      return `<path class="mark eviction" d="M${n(x - s)} ${n(y - s)}h${n(2 * s)}l${n(-s)} ${n(1.6 * s)}z"${hover}/>`;
     case 'podNotReady':
-      return `<circle class="mark podNotReady" cx="${n(x)}" cy="${n(y)}" r="${n(s * 0.7)}"${tip(mark.tip)}/>`;
+      return `<circle class="mark podNotReady" cx="${n(x)}" cy="${n(y)}" r="${n(s * 0.7)}"${hover}/>`;
     case 'action': // a diamond
-      return `<path class="mark action" d="M${n(x)} ${n(y - s)}l${n(s)} ${n(s)}l${n(-s)} ${n(s)}l${n(-s)} ${n(-s)}z"${tip(mark.tip)}/>`;
+      return `<path class="mark action" d="M${n(x)} ${n(y - s)}l${n(s)} ${n(s)}l${n(-s)} ${n(s)}l${n(-s)} ${n(-s)}z"${hover}/>`;
   }
 }
 
@@ -77,7 +77,7 @@ export function renderTimelineSvg(model: ReportModel): string {
   // --- the scenario's actions ----------------------------------------------------------------------
   body.push(
     `<g class="lane actions" transform="translate(0 ${y})"><text class="label" x="8" y="14">scenario</text>`,
-    ...model.actions.map((m) => markShape(m, x(m.t), 10, 5)),
+    ...model.actions.map((m) => markShape(m, x(m.t), 10, 5, tip(m.tip))),
     '</g>',
   );
   y += Geometry.actionLane;
@@ -125,7 +125,9 @@ export function renderTimelineSvg(model: ReportModel): string {
     y += h;
   };
 
-  const nodeLane = (lane: NodeLane): void => {
+  // Node lanes' hover texts are made by the page's script from the lane's notes (`data-lane` indexes
+  // them) and the element's own data: its instant (data-t0), its end (data-t1), its count (data-n).
+  const nodeLane = (lane: NodeLane, index: number): void => {
     const h = laneH;
     const bar = compact ? { y: 0.5, h: 4 } : { y: 4, h: 10 };
     const taintY = compact
@@ -133,36 +135,36 @@ export function renderTimelineSvg(model: ReportModel): string {
       : { NoSchedule: 15, PreferNoSchedule: 15, NoExecute: 18.5 };
     const taintH = compact ? 2 : 3;
     const parts: string[] = [
-      `<g class="lane node" data-node="${escapeXml(lane.node)}" transform="translate(0 ${n(y)})">`,
-      `<rect class="node-bg" x="0" y="0" width="${width}" height="${h}"${tip(lane.tip)}/>`,
+      `<g class="lane node" data-node="${escapeXml(lane.node)}" data-lane="${index}" transform="translate(0 ${n(y)})">`,
+      `<rect class="node-bg" x="0" y="0" width="${width}" height="${h}" data-h/>`,
     ];
     if (!compact)
-      parts.push(
-        `<text class="label node-label" x="20" y="14"${tip(lane.tip)}>${escapeXml(lane.node)}</text>`,
-      );
+      parts.push(`<text class="label node-label" x="20" y="14" data-h>${escapeXml(lane.node)}</text>`);
     for (const s of lane.ready) {
       parts.push(
-        `<rect class="ready ready-${s.value === '' ? 'None' : s.value}" x="${n(x(s.from))}" y="${bar.y}" width="${n(x(s.to) - x(s.from))}" height="${bar.h}" data-t0="${s.from}"${tip(s.tip)}/>`,
+        `<rect class="ready ready-${s.value === '' ? 'None' : s.value}" x="${n(x(s.from))}" y="${bar.y}" width="${n(x(s.to) - x(s.from))}" height="${bar.h}" data-t0="${s.from}" data-t1="${s.to}" data-h/>`,
       );
     }
     // NoExecute last: drawn over NoSchedule where compact lanes share one row.
     const order = { PreferNoSchedule: 0, NoSchedule: 1, NoExecute: 2 } as const;
     for (const t of [...lane.taints].sort((a, b) => order[a.value] - order[b.value])) {
       parts.push(
-        `<rect class="taint taint-${t.value}" x="${n(x(t.from))}" y="${taintY[t.value]}" width="${n(Math.max(1, x(t.to) - x(t.from)))}" height="${taintH}" data-t0="${t.from}" data-key="${escapeXml(t.key)}"${tip(t.tip)}/>`,
+        `<rect class="taint taint-${t.value}" x="${n(x(t.from))}" y="${taintY[t.value]}" width="${n(Math.max(1, x(t.to) - x(t.from)))}" height="${taintH}" data-t0="${t.from}" data-t1="${t.to}" data-key="${escapeXml(t.key)}" data-h/>`,
       );
     }
     for (const m of lane.marks) {
-      parts.push(compact ? markShape(m, x(m.t), 2.5, 2.5) : markShape(m, x(m.t), 9, 5));
+      const hover = ` data-t0="${m.t}" data-n="${m.count}" data-h`;
+      parts.push(compact ? markShape(m, x(m.t), 2.5, 2.5, hover) : markShape(m, x(m.t), 9, 5, hover));
     }
     parts.push('</g>');
     body.push(parts.join(''));
     y += h;
   };
 
+  let index = 0;
   for (const zone of model.zones) {
     zoneLane(zone);
-    for (const lane of zone.nodes) nodeLane(lane);
+    for (const lane of zone.nodes) nodeLane(lane, index++);
     if (zone.quiet > 0) {
       body.push(
         `<text class="quiet" x="20" y="${n(y + 13)}">+ ${zone.quiet.toLocaleString('en-US')} more node${zone.quiet === 1 ? '' : 's'}: Ready=True throughout, nothing done to ${zone.quiet === 1 ? 'it' : 'them'}</text>`,
