@@ -501,7 +501,8 @@ export function buildReportModel(run: ReportRun): ReportModel {
           `zone ${zoneText(zone)}: ${s.value} from ${time(s.from)} to ${time(s.to)}`,
         ),
       }));
-    const rateList = rateChanges.get(zone) ?? [];
+    // A swap to the same rate (Normal → FullDisruption keeps it) changes nothing to draw.
+    const rateList = (rateChanges.get(zone) ?? []).filter((r, i, all) => all[i - 1]?.qps !== r.qps);
     const rates = rateList
       .map((r, i) => ({ from: r.t, to: rateList[i + 1]?.t ?? end, value: r.qps }))
       .filter((s) => s.to > s.from)

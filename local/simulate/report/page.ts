@@ -24,6 +24,7 @@ h2 { font-size: 15px; margin: 28px 0 8px; }
 svg text { font: 11px system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; fill: var(--fg); }
 .label { font-weight: 500; }
 .zone-label { font-weight: 700; }
+.compact-label { font-size: 9px; fill: var(--muted); }
 .zone-sub, .quiet, .axis-title { fill: var(--muted); }
 .quiet { font-style: italic; }
 .tick { text-anchor: middle; fill: var(--muted); }
