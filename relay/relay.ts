@@ -4,9 +4,10 @@
 //
 // It observes and forwards; it decides nothing. The decisions about what to send are the pure
 // functions of shaping.ts (which changes are relevant, probes, digests); this module wires them to the
-// informers (reflector.ts), the leader election (leaderElection.ts), the publishing loop and its
-// bounded queue (publisher.ts, publishQueue.ts) and the clock (the Scheduler port: the system clock in
-// production, virtual time in tests and `nlc simulate`).
+// informers (reflector.ts), the leader election (leaderElection.ts), the digest loop (digestLoop.ts),
+// the republish (republish.ts), the publishing loop and its bounded queue (publisher.ts,
+// publishQueue.ts) and the clock (the Scheduler port: the system clock in production, virtual time in
+// tests and `nlc simulate`).
 //
 // Every replica runs the informers and the probe tracker, so a standby that takes over publishes its
 // first digest at once, with probe times it observed itself. Only the leader publishes. A replica that
@@ -18,8 +19,8 @@
 // delivery, and a newer stored resourceVersion wins over a republished node.
 import type { HttpLibrary, KubeConfig, Watch } from '@kubernetes/client-node';
 import type { EpochMillis, Millis, Node, Pod } from '../shared/domain/types.js';
-import { NodeChangedDetailType, PodChangedDetailType, type HeartbeatDigest } from '../shared/events.js';
-import { DefaultDigestPartMaxBytes, heartbeatDigestBytes, splitDigest } from '../shared/heartbeatDigest.js';
+import { NodeChangedDetailType, PodChangedDetailType } from '../shared/events.js';
+import { DefaultDigestPartMaxBytes } from '../shared/heartbeatDigest.js';
 import type { EventSink } from '../shared/ports/eventSink.js';
 import { Priority, type Scheduler, type TimerHandle } from '../shared/ports/scheduler.js';
 import {
@@ -28,16 +29,17 @@ import {
   type LeaderElectionConfig,
   type LeaderElectionTimings,
 } from './leaderElection.js';
+import { DigestLoop } from './digestLoop.js';
 import { createInformers } from './informers.js';
 import { Interner } from './intern.js';
 import { silentLogger, type RelayLogger } from './logger.js';
-import { RelayMetrics, type DigestSkipReason } from './metrics.js';
+import { RelayMetrics } from './metrics.js';
 import type { ChangeEvent } from './publishQueue.js';
 import { Publisher, type PublishBackoff } from './publisher.js';
-import { currentView, RecentChanges } from './recentChanges.js';
+import { RecentChanges } from './recentChanges.js';
 import type { ChangeSource, ReflectorBackoff, ReflectorStatus } from './reflector.js';
+import { republishView } from './republish.js';
 import {
-  buildDigest,
   forgetNode,
   newProbeTracker,
   nodeChanged,
@@ -180,7 +182,6 @@ export function createRelay(options: RelayOptions): Relay {
   let leaderSince: EpochMillis | undefined;
   /** This term has not republished yet (it does once the informers have listed). */
   let republishDue = false;
-  let sequence = 0;
   let stopped = false;
   let syncedAt: EpochMillis | undefined;
   let digestTimer: TimerHandle | undefined;
@@ -281,96 +282,22 @@ export function createRelay(options: RelayOptions): Relay {
   }
 
   // ---------------------------------------------------------------------------------------------
-  // Digests
+  // Digests (digestLoop.ts)
 
-  // A digest says "no renewal observed since the probe" for every node. The functions believe it and
-  // mark a node Unknown once that silence passes the grace period, so the relay sends none while it
-  // cannot vouch for the silence: its lease watch is broken or relisting, or silent for so long that
-  // it may have stalled, or the timer fired so late that watch events may still sit unread in the
-  // socket. A missing digest marks nobody; digests missing for longer than the grace period are an
-  // observation gap, after which the functions give every node a fresh probe.
-  let lastTickAt: EpochMillis | undefined;
-  let skipping: { reason: DigestSkipReason; since: EpochMillis; skipped: number } | undefined;
-
-  /** Why the digest due now cannot be sent, if it cannot. `late`: the timer fired over 2 periods late. */
-  function skipReason(late: boolean): DigestSkipReason | undefined {
-    // A timer that late means the event loop was blocked or the process paused: the watch events of
-    // that time are read after this timer, not before. The next tick, a period later, has them.
-    if (late) return 'late_timer';
-    const lease = leases.status();
-    if (lease.interrupted) return 'lease_watch_interrupted';
-    if (lease.suspectedStall) return 'lease_watch_stalled';
-    return undefined;
-  }
-
-  function skipDigest(reason: DigestSkipReason, now: EpochMillis): void {
-    metrics.digestsSkipped.inc({ reason });
-    if (skipping === undefined) {
-      // Once per episode: the counter has every skip.
-      logger.warn('digest skipped: the relay cannot vouch for the lease silence it would report', {
-        reason,
-        leaseWatch: leases.status(),
-      });
-      skipping = { reason, since: now, skipped: 0 };
-    }
-    skipping.skipped++;
-  }
-
-  function digestTick(): Promise<void> | undefined {
-    const now = scheduler.now();
-    const late = lastTickAt !== undefined && now - lastTickAt > 2 * options.nodeMonitorPeriod;
-    lastTickAt = now;
-    if (!canPublish() || leaderSince === undefined) return undefined;
-    if (!nodes.status().synced || !leases.status().synced) {
-      logger.debug('digest skipped: informers not synced yet');
-      return undefined;
-    }
-    const reason = skipReason(late);
-    if (reason !== undefined) {
-      skipDigest(reason, now);
-      return undefined;
-    }
-    if (skipping !== undefined) {
-      logger.info('digests resumed', {
-        skipped: skipping.skipped,
-        firstReason: skipping.reason,
-        skippedSeconds: (now - skipping.since) / 1000,
-      });
-      skipping = undefined;
-    }
-    // Since when this process has observed the node Leases: both lists done (a standby's informers run
-    // before it leads, so a takeover keeps its history). A restarted relay starts again.
-    const observingSince = Math.max(nodes.status().syncedAt ?? now, leases.status().syncedAt ?? now);
-    const digest = buildDigest(tracker, {
-      cluster,
-      relayId,
-      leaderSince,
-      sequence,
-      observedAt: now,
-      observingSince,
-    });
-    sequence++;
-    let parts: HeartbeatDigest[];
-    let bytes: number;
-    try {
-      // One encoding in the common case (it fits); splitDigest measures each part itself otherwise.
-      const whole = heartbeatDigestBytes(digest);
-      parts = whole <= partMaxBytes ? [digest] : splitDigest(digest, partMaxBytes);
-      bytes = parts.length === 1 ? whole : parts.reduce((sum, part) => sum + heartbeatDigestBytes(part), 0);
-    } catch (error) {
-      metrics.eventsDropped.inc({ reason: 'permanent_failure' });
-      logger.error('cannot build the heartbeat digest', {
-        sequence: digest.sequence,
-        error: describeError(error),
-      });
-      return undefined;
-    }
-    metrics.digestBytes.set(bytes);
-    metrics.digestParts.set(parts.length);
-    metrics.digestNodes.set(digest.probes.size);
-    metrics.digestSequence.set(digest.sequence);
-    return publisher.setDigest(parts, now);
-  }
+  const digests = new DigestLoop({
+    cluster,
+    relayId,
+    nodeMonitorPeriod: options.nodeMonitorPeriod,
+    partMaxBytes,
+    clock: scheduler,
+    tracker,
+    leases,
+    nodes,
+    publisher,
+    metrics,
+    logger,
+    leaderSince: () => (canPublish() ? leaderSince : undefined),
+  });
 
   // ---------------------------------------------------------------------------------------------
   // Leadership
@@ -378,9 +305,7 @@ export function createRelay(options: RelayOptions): Relay {
   function startedLeading(since: EpochMillis): void {
     leading = true;
     leaderSince = since;
-    sequence = 0;
-    lastTickAt = undefined;
-    skipping = undefined;
+    digests.startTerm();
     publisher.startTerm();
     metrics.isLeader.set(1);
     metrics.leadershipChanges.inc({ change: 'started' });
@@ -388,46 +313,15 @@ export function createRelay(options: RelayOptions): Relay {
     republishDue = true;
     if (syncedAt !== undefined) republish();
     // The first digest at once: consumers hear from the new leader without waiting a period.
-    digestTimer = scheduler.every(options.nodeMonitorPeriod, since, Priority.Relay, digestTick);
+    digestTimer = scheduler.every(options.nodeMonitorPeriod, since, Priority.Relay, () => digests.tick());
     publisher.scheduleFlush();
   }
 
-  // Why republish on every takeover (docs/relay.md, "Guarantees"): the predecessor may have observed
-  // changes it never published (a bus outage, then a stop with events pending, or a crash), for any
-  // length of time, and no replica can tell which. The alternative, a durable outbox every replica
-  // writes, costs a write per change on the hot path and a store the relay does not otherwise need;
-  // the view costs one paced burst per takeover, and the consumers are idempotent and order nodes by
-  // resourceVersion, so a republished copy never undoes a newer one.
+  // Once per term, after the informers have listed (republish.ts says why).
   function republish(): void {
     if (!republishDue || !leading) return;
     republishDue = false;
-    const now = scheduler.now();
-    // Live lane, first: the recent changes (deletions, pods of healthy nodes the view cannot show).
-    const replay = recent.replay(now);
-    for (const c of replay) publisher.addChange(c.event, c.observedAt, false);
-    // Paced lane: node deletions, the nodes the functions act on, their pods, the other nodes.
-    const deletions = recent.nodeDeletions(now);
-    for (const c of deletions) publisher.addRepublished(c.event, c.observedAt);
-    const view = currentView(cluster, nodes.values(), pods.values());
-    for (const event of [...view.nodesNeedingAction, ...view.pods, ...view.otherNodes]) {
-      publisher.addRepublished(event, now);
-    }
-    const counts = {
-      node: view.nodesNeedingAction.length + view.otherNodes.length,
-      pod: view.pods.length,
-      node_deletion: deletions.length,
-      recent_change: replay.length,
-    };
-    for (const [kind, count] of Object.entries(counts)) metrics.republishedEvents.inc({ kind }, count);
-    logger.info('republishing the current view as the new leader', {
-      relayId,
-      nodes: counts.node,
-      nodesNeedingAction: view.nodesNeedingAction.length,
-      pods: counts.pod,
-      nodeDeletions: counts.node_deletion,
-      recentChanges: counts.recent_change,
-    });
-    publisher.scheduleFlush();
+    republishView({ cluster, relayId, recent, nodes, pods, publisher, metrics, logger }, scheduler.now());
   }
 
   function stoppedLeading(reason: string): void {
@@ -539,7 +433,7 @@ export function createRelay(options: RelayOptions): Relay {
       relayId,
       leader: canPublish(),
       leaderSince,
-      nextSequence: sequence,
+      nextSequence: digests.nextSequence,
       synced: syncedAt !== undefined,
       informers: reflectors.map((r) => r.status()),
       pendingEvents: publisher.pending,
