@@ -171,7 +171,7 @@ export function createSimulatedController(options: SimulatedControllerOptions): 
       const label = decision.node.replace(/^#zone:/, '');
       emit({
         kind: 'ZoneState',
-        // monitorDecisions' zoneLabel writes the zone without labels as '-'; SCENARIOS.md prints "".
+        // monitorDecisions' zoneLabel writes the zone without labels as '-'; the output prints "" (docs/simulate.md).
         zone: label === '-' ? '' : label,
         from: from as ZoneState,
         to: to as ZoneState,

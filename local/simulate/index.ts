@@ -1,5 +1,5 @@
 // `nlc simulate` (issue #5 §2): scenarios in virtual time through the real relay, functions, state
-// stores and API simulator. The format is SCENARIOS.md's; docs/simulate.md has the details.
+// stores and API simulator. The format and the output: docs/simulate.md.
 export { parseScenario, scenarioFromObject, DefaultScenarioStart, ScenarioActionKinds } from './scenario.js';
 export type { Scenario, ScenarioAction, ScenarioActionKind, TimelineEntry } from './scenario.js';
 export { runSimulation, FunctionPriority } from './simulation.js';

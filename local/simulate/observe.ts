@@ -1,4 +1,4 @@
-// The timeline, observed from the API simulator (SCENARIOS.md "Output": "observed from the API
+// The timeline, observed from the API simulator (docs/simulate.md "Output": "observed from the API
 // simulator, not reported by the handlers about themselves"). The store's own watches deliver every
 // committed change with the object before and after; a change committed while a controller request is
 // being served (the controller's identity; see SimulatedApi) is diffed into records:

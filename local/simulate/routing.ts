@@ -1,7 +1,7 @@
 // The bus's routing, read from serverless.yml: which function gets which relay event (its EventBridge
 // rules: source, detail-type, detail.cluster) and which runs on a schedule (`rate(1 minute)`). The
 // simulator routes by these rules instead of a table of its own, so a run also proves the deployed
-// routing (DESIGN §7: "a local bus that routes by the rules in serverless.yml").
+// routing (docs/architecture.md: a local bus that routes by the rules in serverless.yml).
 //
 // What is read: `functions.<name>.events[].eventBridge` with either a `pattern` (matched as EventBridge
 // matches an exact-value pattern: every named field must be present with one of the listed values) or a

@@ -1,8 +1,11 @@
-// The `nlc simulate` scenario format (SCENARIOS.md, a public interface): YAML or JSON in, a Scenario out
-// with every `generate` expanded, every glob resolved against the nodes that exist at that point of the
-// timeline, and every duration in milliseconds. Validation happens here, once (STYLE "Validation happens
-// at the edges"): the simulator trusts what it gets. Every problem is reported at once, each naming its
-// field as written (`timeline[3].stopKubelet: no node matches "c-*"`), as one ScenarioError (exit 2).
+// The `nlc simulate` scenario format (docs/simulate.md, a public interface): YAML or JSON in, a Scenario
+// out with every `generate` expanded, every glob resolved against the nodes that exist at that point of
+// the timeline, and every duration in milliseconds. Validation happens here, once, at the edge: the
+// simulator trusts what it gets. Every problem is reported at once, each naming its field as written
+// (`timeline[3].stopKubelet: no node matches "c-*"`), as one ScenarioError (exit 2).
+//
+// The parts: scenarioTypes.ts (what a Scenario is), scenarioSchema.ts (each field's shape),
+// clusterModel.ts (expansion and name resolution); this file reads a document through them.
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { z } from 'zod';
 import {
@@ -11,266 +14,42 @@ import {
   parseConfigObject,
   type ControllerConfig,
 } from '../../shared/config.js';
-import type { ConditionStatus, EpochMillis, Millis, Taint, Toleration } from '../../shared/domain/types.js';
-import { ConfigError, ScenarioError, type ScenarioIssue } from '../../shared/errors.js';
+import type { Millis } from '../../shared/domain/types.js';
+import { ConfigError, ScenarioError } from '../../shared/errors.js';
 import { describeInput } from '../../shared/wireFormat.js';
 import type { SimulatedNode } from '../kubelet/kubeletFleet.js';
 import type { SimulatedPod } from '../kubelet/pods.js';
+import { ClusterModel, expandNodes, newIssues, type Issues } from './clusterModel.js';
 import {
   ActionSchemas,
-  formatPath,
-  globToRegExp,
-  isGlob,
   NodeEntrySchema,
   PodEntrySchema,
-  StallableResources,
   TopLevelFields,
   TopLevelKeys,
   zodIssues,
-  type NodeEntry,
-  type NodeFields,
-  type PodEntry,
-  type PodFields,
 } from './scenarioSchema.js';
+import {
+  DefaultScenarioStart,
+  ScenarioActionKinds,
+  type Scenario,
+  type ScenarioAction,
+  type ScenarioActionKind,
+  type TimelineEntry,
+} from './scenarioTypes.js';
 
 export { formatPath, globToRegExp, isGlob } from './scenarioSchema.js';
-
-/** A node action's targets, resolved: node names in the order the nodes were declared or added. */
-export type NodeTargetAction = {
-  readonly kind: 'stopKubelet' | 'startKubelet' | 'cordon' | 'uncordon' | 'deleteNode';
-  readonly nodes: readonly string[];
-};
-
-export type ScenarioAction =
-  | NodeTargetAction
-  | {
-      readonly kind: 'setCondition';
-      readonly nodes: readonly string[];
-      readonly type: string;
-      readonly status: ConditionStatus;
-      readonly reason?: string;
-      readonly message?: string;
-    }
-  | { readonly kind: 'addNode'; readonly nodes: readonly SimulatedNode[] }
-  | { readonly kind: 'addPod'; readonly pods: readonly SimulatedPod[] }
-  | {
-      readonly kind: 'deletePod';
-      readonly pods: readonly { readonly namespace: string; readonly name: string }[];
-    }
-  | { readonly kind: 'stopRelay' }
-  | { readonly kind: 'startRelay' }
-  | {
-      readonly kind: 'stallWatch';
-      readonly resource: StallableResource;
-      /** How long the relay's watch of `resource` delivers nothing. */
-      readonly duration: Millis;
-    };
-
-/** A watch of the relay that `stallWatch` can stall. */
-export type StallableResource = (typeof StallableResources)[number];
-
-export type ScenarioActionKind = ScenarioAction['kind'];
-
-/** One timeline entry: when (offset from start) and what; `index` is its position in the file. */
-export interface TimelineEntry {
-  readonly at: Millis;
-  readonly index: number;
-  readonly action: ScenarioAction;
-}
-
-/** A validated scenario. */
-export interface Scenario {
-  readonly name: string;
-  readonly config: ControllerConfig;
-  /** Virtual start time (t = 0). */
-  readonly start: EpochMillis;
-  readonly duration: Millis;
-  /** The cluster at t = 0, `generate` expanded, in the order given. */
-  readonly nodes: readonly SimulatedNode[];
-  readonly pods: readonly SimulatedPod[];
-  /** Sorted by `at`; entries at the same offset keep the file's order. */
-  readonly timeline: readonly TimelineEntry[];
-  /** How far the relay's clock is ahead of the functions' (negative: behind); 0 by default. */
-  readonly relayClockSkew: Millis;
-}
-
-/** Where a scenario starts when it names no `start`: a fixed instant, so runs are reproducible. */
-export const DefaultScenarioStart: EpochMillis = Date.parse('2026-01-01T00:00:00Z');
-
-/** Every timeline action, in SCENARIOS.md's order (also the order of "did you mean" suggestions). */
-export const ScenarioActionKinds: readonly ScenarioActionKind[] = [
-  'stopKubelet',
-  'startKubelet',
-  'setCondition',
-  'cordon',
-  'uncordon',
-  'deleteNode',
-  'addNode',
-  'addPod',
-  'deletePod',
-  'stopRelay',
-  'startRelay',
-  'stallWatch',
-];
+export { DefaultScenarioStart, ScenarioActionKinds, StallableResources } from './scenarioTypes.js';
+export type {
+  NodeTargetAction,
+  Scenario,
+  ScenarioAction,
+  ScenarioActionKind,
+  StallableResource,
+  TimelineEntry,
+} from './scenarioTypes.js';
 
 // ---------------------------------------------------------------------------------------------------
 // Resolution: expand, resolve references against the cluster as it is at each point of the timeline
-
-interface Issues {
-  add(path: readonly PropertyKey[], message: string): void;
-  readonly list: ScenarioIssue[];
-}
-
-function newIssues(): Issues {
-  const list: ScenarioIssue[] = [];
-  return { list, add: (path, message) => list.push({ path: formatPath(path), message }) };
-}
-
-function nodeFromFields(name: string, fields: NodeFields): SimulatedNode {
-  return {
-    name,
-    ...(fields.zone !== undefined && { zone: fields.zone }),
-    ...(fields.region !== undefined && { region: fields.region }),
-    ...(fields.labels !== undefined && { labels: fields.labels }),
-    ...(fields.taints !== undefined && {
-      taints: fields.taints.map((t): Taint => ({
-        key: t.key,
-        effect: t.effect,
-        ...(t.value !== undefined && { value: t.value }),
-      })),
-    }),
-    ...(fields.unschedulable !== undefined && { unschedulable: fields.unschedulable }),
-    ...(fields.conditions !== undefined && { conditions: fields.conditions }),
-    ...(fields.ready !== undefined && { ready: fields.ready }),
-    ...(fields.kubelet !== undefined && { kubelet: fields.kubelet }),
-    ...(fields.createdAgo !== undefined && { createdAgo: fields.createdAgo }),
-  };
-}
-
-function expandNodes(entry: NodeEntry): SimulatedNode[] {
-  if ('name' in entry) {
-    const { name, ...fields } = entry;
-    return [nodeFromFields(name, fields)];
-  }
-  const { prefix, count, ...fields } = entry.generate;
-  return Array.from({ length: count }, (_, i) => nodeFromFields(`${prefix}${i + 1}`, fields));
-}
-
-function podFromFields(name: string, node: string, fields: PodFields): SimulatedPod {
-  return {
-    name,
-    node,
-    ...(fields.namespace !== undefined && { namespace: fields.namespace }),
-    ...(fields.tolerations !== undefined && {
-      tolerations: fields.tolerations.map((t): Toleration => ({ ...t })),
-    }),
-    ...(fields.defaultTolerations !== undefined && { defaultTolerations: fields.defaultTolerations }),
-    ...(fields.daemonSet !== undefined && { daemonSet: fields.daemonSet }),
-  };
-}
-
-/** The cluster as the timeline goes: which nodes and pods exist, in creation order. */
-class ClusterModel {
-  readonly nodes: string[] = [];
-  readonly pods: string[] = [];
-
-  hasNode(name: string): boolean {
-    return this.nodes.includes(name);
-  }
-
-  /** Resolves a selector; reports a pattern or name that matches nothing, at `path`. */
-  selectNodes(selector: string | readonly string[], issues: Issues, path: readonly PropertyKey[]): string[] {
-    const patterns = typeof selector === 'string' ? [selector] : selector;
-    const chosen = new Set<string>();
-    patterns.forEach((pattern, i) => {
-      const where = typeof selector === 'string' ? path : [...path, i];
-      const matches = isGlob(pattern)
-        ? this.nodes.filter((n) => globToRegExp(pattern).test(n))
-        : this.nodes.filter((n) => n === pattern);
-      if (matches.length === 0) {
-        issues.add(
-          where,
-          isGlob(pattern)
-            ? `no node matches ${JSON.stringify(pattern)}`
-            : `no node ${JSON.stringify(pattern)}`,
-        );
-      }
-      for (const m of matches) chosen.add(m);
-    });
-    return this.nodes.filter((n) => chosen.has(n));
-  }
-
-  selectPods(selector: string | readonly string[], issues: Issues, path: readonly PropertyKey[]): string[] {
-    const patterns = typeof selector === 'string' ? [selector] : selector;
-    const chosen = new Set<string>();
-    patterns.forEach((raw, i) => {
-      const where = typeof selector === 'string' ? path : [...path, i];
-      const pattern = raw.includes('/') ? raw : `default/${raw}`;
-      const matches = isGlob(pattern)
-        ? this.pods.filter((p) => globToRegExp(pattern).test(p))
-        : this.pods.filter((p) => p === pattern);
-      if (matches.length === 0) {
-        issues.add(
-          where,
-          isGlob(raw) ? `no pod matches ${JSON.stringify(raw)}` : `no pod ${JSON.stringify(pattern)}`,
-        );
-      }
-      for (const m of matches) chosen.add(m);
-    });
-    return this.pods.filter((p) => chosen.has(p));
-  }
-
-  addNodes(nodes: readonly SimulatedNode[], issues: Issues, path: readonly PropertyKey[]): SimulatedNode[] {
-    const added: SimulatedNode[] = [];
-    for (const node of nodes) {
-      if (this.hasNode(node.name)) {
-        issues.add(path, `node ${JSON.stringify(node.name)} exists already`);
-        continue;
-      }
-      this.nodes.push(node.name);
-      added.push(node);
-    }
-    return added;
-  }
-
-  addPods(pods: readonly SimulatedPod[], issues: Issues, path: readonly PropertyKey[]): SimulatedPod[] {
-    const added: SimulatedPod[] = [];
-    for (const pod of pods) {
-      const key = `${pod.namespace ?? 'default'}/${pod.name}`;
-      if (this.pods.includes(key)) {
-        issues.add(path, `pod ${JSON.stringify(key)} exists already`);
-        continue;
-      }
-      this.pods.push(key);
-      added.push(pod);
-    }
-    return added;
-  }
-
-  expandPods(entry: PodEntry, issues: Issues, path: readonly PropertyKey[]): SimulatedPod[] {
-    if ('name' in entry) {
-      const { name, node, ...fields } = entry;
-      if (!this.hasNode(node)) {
-        issues.add([...path, 'node'], `no node ${JSON.stringify(node)}`);
-        return [];
-      }
-      return [podFromFields(name, node, fields)];
-    }
-    const { prefix, perNode, nodes, ...fields } = entry.generate;
-    const targets = this.selectNodes(nodes, issues, [...path, 'generate', 'nodes']);
-    return targets.flatMap((node) =>
-      Array.from({ length: perNode }, (_, i) => podFromFields(`${prefix}${node}-${i + 1}`, node, fields)),
-    );
-  }
-
-  removeNodes(names: readonly string[]): void {
-    for (const name of names) this.nodes.splice(this.nodes.indexOf(name), 1);
-  }
-
-  removePods(keys: readonly string[]): void {
-    for (const key of keys) this.pods.splice(this.pods.indexOf(key), 1);
-  }
-}
 
 function resolveAction(
   kind: ScenarioActionKind,
@@ -434,7 +213,7 @@ export function scenarioFromObject(doc: unknown, source?: string): Scenario {
     if (entry === undefined) {
       // Still known by name, so references to it are not reported as well.
       const named = typeof raw === 'object' && raw !== null ? (raw as { name?: unknown }).name : undefined;
-      if (typeof named === 'string') model.nodes.push(named);
+      if (typeof named === 'string') model.nodes.add(named);
       return;
     }
     nodes.push(...model.addNodes(expandNodes(entry), issues, ['nodes', i]));
@@ -449,7 +228,7 @@ export function scenarioFromObject(doc: unknown, source?: string): Scenario {
   const raw = (read(TopLevelFields.timeline, fields.timeline, ['timeline']) ?? [])
     .map((entry, i) => readTimelineEntry(entry, i, issues))
     .filter((e): e is RawEntry => e !== undefined);
-  // Stable: entries at one offset keep the file's order (SCENARIOS.md: the actions at t happen first).
+  // Stable: entries at one offset keep the file's order (the actions at t happen in the file's order).
   const sorted = [...raw].sort((a, b) => a.at - b.at || a.index - b.index);
   const timeline: TimelineEntry[] = [];
   for (const entry of sorted) {

@@ -1,4 +1,4 @@
-// The field schemas of the `nlc simulate` scenario format (SCENARIOS.md): each field's shape and values,
+// The field schemas of the `nlc simulate` scenario format (docs/simulate.md): each field's shape and values,
 // with messages that say what was expected. References between fields (a pod's node, a glob) are
 // resolved in scenario.ts, against the cluster as the timeline goes.
 import { z } from 'zod';
@@ -13,7 +13,7 @@ import {
   isLabelValue,
   parseWireTime,
 } from '../../shared/wireFormat.js';
-import type { ScenarioActionKind } from './scenario.js';
+import { StallableResources, type ScenarioActionKind } from './scenarioTypes.js';
 
 // ---------------------------------------------------------------------------------------------------
 // Field schemas (structure and values; references between fields are checked afterwards)
@@ -145,9 +145,6 @@ export const PodEntrySchema = oneOf(
 const PodSelector = z.union([z.string().min(1), z.array(z.string().min(1)).min(1)], {
   error: invalid('a pod ("namespace/name" or "name"), a glob, or a list of them'),
 });
-
-/** The watches of the relay a `stallWatch` can stall. */
-export const StallableResources = ['leases', 'nodes', 'pods'] as const;
 
 /** A duration that must be given: a missing one says so, instead of "got nothing". */
 function requiredDuration(min: 'positive' | 'nonNegative', example: string) {

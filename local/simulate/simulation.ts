@@ -1,4 +1,4 @@
-// `nlc simulate`: a scenario in virtual time through the real system (DESIGN §7). What runs is what
+// `nlc simulate`: a scenario in virtual time through the real system (docs/architecture.md). What runs is what
 // deploys; only the transports and the clock are the simulator's:
 //
 //   kubelet fleet ──writes──▶ API simulator ◀──client-node (in-process HttpLibrary)── controller services
@@ -11,12 +11,12 @@
 //                                                        state: DynamoDB adapter → dynalite
 //
 // - Time: a VirtualScheduler (discrete events: it jumps to the next timer and runs until nothing is
-//   due). Within an instant, SCENARIOS.md's order: the scenario's actions, then the kubelets' ticks,
+//   due). Within an instant, docs/simulate.md's order: the scenario's actions, then the kubelets' ticks,
 //   then the relay, then the controller's functions (their order, the bus, retries and the drainer's
 //   wake-ups: controller.ts).
 // - The relay is createRelay's, unchanged, over the in-process transports (transport.ts). It starts at
 //   t = 0 and lists the cluster before anything else happens, so its first digest, at t = 0, finds every
-//   node (SCENARIOS.md: the controller's first pass is in the output).
+//   node (docs/simulate.md: the controller's first pass is in the output).
 // - Relay outage (stopRelay): the relay process stops (it publishes what it had, then nothing: no
 //   digests, no Node/Pod Changed); startRelay starts a new one, which lists everything, publishes a
 //   digest at once and then one every nodeMonitorPeriod. The monitor's observation-gap rule applies.

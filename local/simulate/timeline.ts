@@ -1,4 +1,4 @@
-// What `nlc simulate` prints (SCENARIOS.md "Output", a public interface): one record per thing the
+// What `nlc simulate` prints (docs/simulate.md "Output", a public interface): one record per thing the
 // controller did, in time order, each with `t` (seconds since the scenario's start) and `time` (ISO
 // 8601), and a Summary last. `--json` writes them as JSON Lines with the fields in the order below:
 // `t`, `time`, `kind`, then the kind's fields (documented in docs/simulate.md).
@@ -54,7 +54,7 @@ export interface EventRecord {
   /** `Node/a-1`, `Pod/default/web-1`. */
   readonly object: string;
   readonly message: string;
-  /** Normal or Warning (an addition to SCENARIOS.md's fields). */
+  /** Normal or Warning (added after the first version of the format). */
   readonly type: string;
 }
 

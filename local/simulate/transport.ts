@@ -1,12 +1,12 @@
-// In-process transports for `nlc simulate` (DESIGN §7: "transports may be in-process; decisions may not
-// be re-implemented"). The controller's Kubernetes adapter and the relay run unchanged over
+// In-process transports for `nlc simulate` (docs/architecture.md: transports may be in-process;
+// decisions may not be re-implemented). The controller's Kubernetes adapter and the relay run unchanged over
 // @kubernetes/client-node; only the bytes stop at the process boundary:
 // - inProcessHttpLibrary: client-node's HttpLibrary that hands each request to the API simulator's own
 //   request handler (ApiHttpServer.dispatch: authentication, RBAC rules, routing, admission, the request
 //   log), so every call completes within the awaited service call and nothing waits on a socket;
 // - inProcessWatch: client-node's Watch.watch over the simulator's registry watch, delivering events
 //   synchronously, in resourceVersion order, as the change is written (the relay observes a kubelet's
-//   renewal at the instant it happens: SCENARIOS.md "a renewal at t is probed at t").
+//   renewal at the instant it happens: docs/simulate.md: "a renewal at t is probed at t").
 import {
   ResponseContext,
   wrapHttpLibrary,

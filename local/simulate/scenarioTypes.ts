@@ -1,0 +1,89 @@
+// The `nlc simulate` scenario as the simulator gets it (docs/simulate.md, "Scenario format"): every
+// `generate` expanded, every glob resolved, every duration in milliseconds. Types and constants only,
+// so the field schemas (scenarioSchema.ts) and the resolution (scenario.ts, clusterModel.ts) can both
+// depend on them without depending on each other.
+import type { ControllerConfig } from '../../shared/config.js';
+import type { ConditionStatus, EpochMillis, Millis } from '../../shared/domain/types.js';
+import type { SimulatedNode } from '../kubelet/kubeletFleet.js';
+import type { SimulatedPod } from '../kubelet/pods.js';
+
+/** A node action's targets, resolved: node names in the order the nodes were declared or added. */
+export type NodeTargetAction = {
+  readonly kind: 'stopKubelet' | 'startKubelet' | 'cordon' | 'uncordon' | 'deleteNode';
+  readonly nodes: readonly string[];
+};
+
+export type ScenarioAction =
+  | NodeTargetAction
+  | {
+      readonly kind: 'setCondition';
+      readonly nodes: readonly string[];
+      readonly type: string;
+      readonly status: ConditionStatus;
+      readonly reason?: string;
+      readonly message?: string;
+    }
+  | { readonly kind: 'addNode'; readonly nodes: readonly SimulatedNode[] }
+  | { readonly kind: 'addPod'; readonly pods: readonly SimulatedPod[] }
+  | {
+      readonly kind: 'deletePod';
+      readonly pods: readonly { readonly namespace: string; readonly name: string }[];
+    }
+  | { readonly kind: 'stopRelay' }
+  | { readonly kind: 'startRelay' }
+  | {
+      readonly kind: 'stallWatch';
+      readonly resource: StallableResource;
+      /** How long the relay's watch of `resource` delivers nothing. */
+      readonly duration: Millis;
+    };
+
+/** A watch of the relay that `stallWatch` can stall. */
+export type StallableResource = (typeof StallableResources)[number];
+
+/** The watches of the relay a `stallWatch` can stall. */
+export const StallableResources = ['leases', 'nodes', 'pods'] as const;
+
+export type ScenarioActionKind = ScenarioAction['kind'];
+
+/** One timeline entry: when (offset from start) and what; `index` is its position in the file. */
+export interface TimelineEntry {
+  readonly at: Millis;
+  readonly index: number;
+  readonly action: ScenarioAction;
+}
+
+/** A validated scenario. */
+export interface Scenario {
+  readonly name: string;
+  readonly config: ControllerConfig;
+  /** Virtual start time (t = 0). */
+  readonly start: EpochMillis;
+  readonly duration: Millis;
+  /** The cluster at t = 0, `generate` expanded, in the order given. */
+  readonly nodes: readonly SimulatedNode[];
+  readonly pods: readonly SimulatedPod[];
+  /** Sorted by `at`; entries at the same offset keep the file's order. */
+  readonly timeline: readonly TimelineEntry[];
+  /** How far the relay's clock is ahead of the functions' (negative: behind); 0 by default. */
+  readonly relayClockSkew: Millis;
+}
+
+/** Where a scenario starts when it names no `start`: a fixed instant, so runs are reproducible. */
+export const DefaultScenarioStart: EpochMillis = Date.parse('2026-01-01T00:00:00Z');
+
+/** Every timeline action, in docs/simulate.md's order (also the order of "did you mean" suggestions). */
+export const ScenarioActionKinds: readonly ScenarioActionKind[] = [
+  'stopKubelet',
+  'startKubelet',
+  'setCondition',
+  'cordon',
+  'uncordon',
+  'deleteNode',
+  'addNode',
+  'addPod',
+  'deletePod',
+  'stopRelay',
+  'startRelay',
+  'stallWatch',
+];
