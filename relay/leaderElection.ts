@@ -16,6 +16,9 @@
 //   at its next try instead of waiting out the lease.
 // Deviation: after stepping down, client-go's callers usually exit; the relay stays a candidate with
 // warm caches, and a later term starts with a new leaderSince (HeartbeatDigest ordering).
+//
+// One concern, kept whole: one candidate's loop over one Lease, read side by side with
+// leaderelection.go.
 import {
   ApiException,
   CoordinationV1Api,

@@ -19,6 +19,9 @@
 // BOOKMARK included, and the end of a list) and, when an open watch has been silent for the stall
 // timeout, abandons it and relists. A list is authoritative and applied as a diff, so a relist that
 // finds nothing new changes nothing.
+//
+// One concern, kept whole: the list, the watch, the backoff and the watchdog share one watch's state
+// (its generation, connection and resourceVersion), and the file reads side by side with reflector.go.
 import type { Watch } from '@kubernetes/client-node';
 import type { Mapped } from '../shared/adapters/kubernetes/mapping.js';
 import type { EpochMillis, Millis } from '../shared/domain/types.js';
