@@ -14,7 +14,8 @@
 import { performance } from 'node:perf_hooks';
 import { CapacityCounter, type CapacitySnapshot } from '../shared/adapters/dynamodb/index.js';
 import { runDrainer } from '../shared/app/drainer.js';
-import { runMonitorPass, runScheduledCheck, type MonitorDeps } from '../shared/app/monitor.js';
+import { runMonitorPass, type MonitorDeps } from '../shared/app/monitor.js';
+import { runScheduledCheck } from '../shared/app/scheduledCheck.js';
 import { UPSTREAM_DEFAULTS, type ControllerConfig } from '../shared/config.js';
 import type { Effect, ResultOf } from '../shared/domain/effects.js';
 import type { Node, NodeCondition } from '../shared/domain/types.js';

@@ -10,12 +10,8 @@ import { parser } from '@aws-lambda-powertools/parser/middleware';
 import { EventBridgeSchema } from '@aws-lambda-powertools/parser/schemas/eventbridge';
 import { z } from 'zod';
 import { loadRuntime, type Runtime } from '../shared/adapters/runtime.js';
-import {
-  runMonitorPass,
-  runScheduledCheck,
-  type MonitorCache,
-  type MonitorDeps,
-} from '../shared/app/monitor.js';
+import { runMonitorPass, type MonitorCache, type MonitorDeps } from '../shared/app/monitor.js';
+import { runScheduledCheck } from '../shared/app/scheduledCheck.js';
 import { HeartbeatDigestDetailType, HeartbeatDigestEvent } from '../shared/events.js';
 import { logger, logParseError } from '../shared/observability.js';
 import type { LoadedState } from '../shared/ports/stores.js';

@@ -33,10 +33,10 @@ import {
 import {
   MonitorSource,
   runMonitorPass,
-  runScheduledCheck,
   type MonitorCache,
   type MonitorDeps,
 } from '../../shared/app/monitor.js';
+import { runScheduledCheck } from '../../shared/app/scheduledCheck.js';
 import { runNodeTaints } from '../../shared/app/nodeTaints.js';
 import { processPodChange } from '../../shared/app/podProcessing.js';
 import { handleNodeChanged, handlePodChanged } from '../../shared/app/taintEviction.js';

@@ -1,6 +1,7 @@
 // The monitor: one Heartbeat Digest → one upstream monitorNodeHealth pass (node_lifecycle_controller.go),
 // against the state in DynamoDB, with `now` = the digest's observedAt
-// (docs/architecture.md#one-clock-per-comparison). Also the schedule fallback that reports a silent relay.
+// (docs/architecture.md#one-clock-per-comparison). The schedule fallback that reports a silent relay is
+// scheduledCheck.ts; the nodes read from the API when the node cache lacks them, missingNodes.ts.
 // Called by functions/monitorNodeHealth.ts, the local stack and `nlc simulate`, so it imports no middy or
 // Powertools: it reports through the Observer port.
 //
@@ -21,7 +22,7 @@ import type { ControllerState } from '../domain/controllerState.js';
 import { driveAsync } from '../domain/effects.js';
 import { monitorNodeHealth, type MonitorPassResult } from '../domain/monitorNodeHealth.js';
 import { nextHandOutAt } from '../domain/rateLimitedTimedQueue.js';
-import type { EpochMillis, Lease, Node } from '../domain/types.js';
+import type { EpochMillis, Lease } from '../domain/types.js';
 import { EventParseError, VersionConflictError } from '../errors.js';
 import type { HeartbeatDigest } from '../events.js';
 import { digestIsNewer, mergeDigestParts, type DigestPosition } from '../heartbeatDigest.js';
@@ -31,6 +32,7 @@ import type { Observer } from '../ports/observer.js';
 import type { ClusterMeta, LoadedState, StateStores } from '../ports/stores.js';
 import { DecidingExecutor } from './decisions.js';
 import type { TriggerDrainer } from './drainer.js';
+import { readMissingNodes } from './missingNodes.js';
 import { ClusterSubject, nodeContext, passDecisions, reportMetrics, zoneLabel } from './monitorReport.js';
 
 /** The Decisions `source` of the monitor's records. */
@@ -414,40 +416,6 @@ async function passAndCommit(
   return summary;
 }
 
-/** Nodes read from the API per pass for the node cache (readMissingNodes); the rest the next pass. */
-export const MaxMissingNodeReadsPerPass = 20;
-
-/**
- * The nodes the digest names (the relay has a Lease or a status for them) that the node cache lacks,
- * read from the API (at most MaxMissingNodeReadsPerPass, in name order). A node the API no longer has
- * is left out: its Node Changed DELETED will say so.
- */
-async function readMissingNodes(
-  deps: MonitorDeps,
-  loaded: LoadedState,
-  digest: HeartbeatDigest,
-): Promise<Map<string, Node>> {
-  const { cluster, observer, signal } = deps;
-  const missing = [...digest.probes.keys()].filter((name) => !loaded.nodes.has(name)).sort();
-  const fetched = new Map<string, Node>();
-  for (const name of missing.slice(0, MaxMissingNodeReadsPerPass)) {
-    const got = await cluster.execute(
-      { kind: 'getNode', node: name },
-      signal === undefined ? {} : { signal },
-    );
-    if (got.ok) fetched.set(name, got.value);
-  }
-  if (missing.length > 0) {
-    observer.info('nodes missing from the node cache read from the API', {
-      cluster: deps.config.cluster,
-      missing: missing.length,
-      read: fetched.size,
-      nodes: missing.slice(0, 10),
-    });
-  }
-  return fetched;
-}
-
 /**
  * After a committed pass: start the drainer when something becomes due before the next pass: a zone
  * queue hands out an item within nodeMonitorPeriod (tryNext / nextHandOutAt on the committed queue, on
@@ -493,65 +461,4 @@ async function triggerDrainerIfDue(
   }
   observer.debug('eviction drainer started', { cluster: config.cluster, zones, podEvictionsDue });
   return true;
-}
-
-export interface ScheduledCheckResult {
-  /** Time since the last digest was committed, on the functions' clock; absent when none ever was. */
-  readonly silentMs?: number;
-  /** Longer than nodeMonitorGracePeriod: an observation gap is under way. */
-  readonly observationGap: boolean;
-  readonly drainerTriggered: boolean;
-}
-
-/**
- * The once-a-minute fallback (the monitor's schedule): reports how long the relay has been silent
- * (nlc_observation_gap_seconds; a warning beyond the grace period) and starts the drainer. Nothing is
- * marked Unknown when digests stop (docs/architecture.md#observation-gap): health is only decided on a
- * digest's observedAt, and the first digest after the gap gives every node a fresh probe.
- *
- * @example
- * await runScheduledCheck({ config, stores, cluster, observer, clock, triggerDrainer }, clock.now());
- */
-export async function runScheduledCheck(deps: MonitorDeps, now: EpochMillis): Promise<ScheduledCheckResult> {
-  const { config, stores, observer, triggerDrainer, signal } = deps;
-  const cluster = config.cluster;
-  const meta = await stores.controllerState.loadMeta(cluster, signal === undefined ? {} : { signal });
-  // One clock: when the last digest was committed, on the functions' clock (the relay's may differ).
-  const lastSeen = meta.committedAt;
-  const silentMs = lastSeen === undefined ? undefined : Math.max(0, now - lastSeen);
-  const observationGap = silentMs === undefined || silentMs > config.nodeMonitorGracePeriod;
-  if (silentMs !== undefined) observer.metric('nlc_observation_gap_seconds', 'Seconds', silentMs / 1000);
-  if (lastSeen === undefined) {
-    observer.warn('no Heartbeat Digest processed yet: is the relay running?', { cluster });
-  } else if (observationGap) {
-    observer.warn(
-      'observation gap: the relay has been silent for longer than the grace period; nothing is marked Unknown',
-      {
-        cluster,
-        silentSeconds: (silentMs ?? 0) / 1000,
-        lastDigestCommittedAt: iso(lastSeen),
-        ...(meta.relayLastSeen !== undefined && { relayLastSeen: iso(meta.relayLastSeen) }),
-        nodeMonitorGracePeriodSeconds: config.nodeMonitorGracePeriod / 1000,
-      },
-    );
-  }
-  let drainerTriggered = false;
-  if (triggerDrainer !== undefined) {
-    try {
-      await triggerDrainer({ source: 'nlc.monitor', cluster, reason: 'scheduledCheck' });
-      drainerTriggered = true;
-    } catch (error) {
-      observer.warn('could not start the eviction drainer; its schedule will run it', {
-        cluster,
-        error: error instanceof Error ? error.message : String(error),
-      });
-    }
-  }
-  observer.info('scheduled check', {
-    cluster,
-    ...(silentMs !== undefined && { silentSeconds: silentMs / 1000 }),
-    observationGap,
-    drainerTriggered,
-  });
-  return { ...(silentMs !== undefined && { silentMs }), observationGap, drainerTriggered };
 }

@@ -12,7 +12,8 @@
 // after node-c's (0.1/s), at 70 s.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { drainUntilIdle, drainerWaitBudget } from '../../../shared/app/drainer.js';
-import { runMonitorPass, runScheduledCheck, type MonitorCache } from '../../../shared/app/monitor.js';
+import { runMonitorPass, type MonitorCache } from '../../../shared/app/monitor.js';
+import { runScheduledCheck } from '../../../shared/app/scheduledCheck.js';
 import { TaintNodeUnreachable } from '../../../shared/domain/taints.js';
 import type { EpochMillis } from '../../../shared/domain/types.js';
 import type { LoadedState } from '../../../shared/ports/stores.js';

@@ -4,12 +4,8 @@
 // are stood in for by world.digest and world.syncNodeCache.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runDrainer } from '../../../shared/app/drainer.js';
-import {
-  runMonitorPass,
-  runScheduledCheck,
-  type MonitorCache,
-  type MonitorOutcome,
-} from '../../../shared/app/monitor.js';
+import { runMonitorPass, type MonitorCache, type MonitorOutcome } from '../../../shared/app/monitor.js';
+import { runScheduledCheck } from '../../../shared/app/scheduledCheck.js';
 import type { EpochMillis } from '../../../shared/domain/types.js';
 import { TaintNodeUnreachable } from '../../../shared/domain/taints.js';
 import { VersionConflictError } from '../../../shared/errors.js';
