@@ -14,6 +14,7 @@
 // - Every mark explains itself on hover: what happened to that node at that instant (records, Events,
 //   the decisions the functions recorded about it). Texts are kept once in a table (`tips`) that marks
 //   refer to by index: a zone failure gives hundreds of marks with the same few texts.
+import { naturalCompare } from '../../../cli/names.js';
 import { formatDuration, type ControllerConfig } from '../../../shared/config.js';
 import type { TaintEffect, ZoneState } from '../../../shared/domain/types.js';
 import {
@@ -27,6 +28,9 @@ import { nodeLabels } from '../../kubelet/nodeStatus.js';
 import type { NodeReadyStatus } from '../observe.js';
 import type { Scenario, ScenarioAction } from '../scenario.js';
 import type { SummaryRecord, TimelineLine } from '../timeline.js';
+
+// The CLI's one natural order (a-1, a-2, a-10), so the report sorts as `nlc status` and the live view do.
+export { naturalCompare };
 
 /** A node's Ready status as the API held it at an instant (seconds since the start). */
 export interface ReadyChange {
@@ -123,11 +127,6 @@ export interface ReportModel {
 }
 
 // ---------------------------------------------------------------------------------------------------
-
-/** Natural order, as people sort names: a-2 before a-10. */
-export const naturalCompare: (a: string, b: string) => number = new Intl.Collator('en', {
-  numeric: true,
-}).compare;
 
 /** Up to this many nodes, every node gets a lane; beyond, only the nodes that did something. */
 export const DrawEveryNodeUpTo = 50;
