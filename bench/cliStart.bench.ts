@@ -1,0 +1,125 @@
+// How long `nlc` takes to start and answer, against `node -e 0` on the same machine: `nlc --help`,
+// `nlc config`, and `nlc status` finding a local stack by itself (seeded tables on a local
+// DynamoDB-compatible server, the stack's record in the working directory's .nlc-data/). Each command
+// is a real process running the built CLI (cli/bin.mjs → dist/nlc/; `npm run build` first).
+// Run: npm run bench. Reported, never asserted: after the runs, a table of each command's median wall
+// time, its ratio to `node -e 0`, and its peak resident memory (/usr/bin/time, when present).
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, bench, describe } from 'vitest';
+import { StackRecordFile, type StackRecord } from '../local/stack/stackRecord.js';
+import { CLUSTER, seedStack, type SeededStack } from '../test/integration/cli/seed.js';
+
+const bin = fileURLToPath(new URL('../cli/bin.mjs', import.meta.url));
+const time = '/usr/bin/time';
+
+let seeded: SeededStack | undefined;
+let project = '';
+
+// The commands, run from `project`, whose .nlc-data/stack.json points at the seeded tables.
+const commands: Readonly<Record<string, readonly string[]>> = {
+  'node -e 0': ['-e', '0'],
+  'nlc --help': [bin, '--help'],
+  'nlc config': [bin, 'config'],
+  'nlc status (local stack, no flags)': [bin, 'status'],
+};
+
+const env = (): NodeJS.ProcessEnv => ({
+  ...Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !name.startsWith('NLC_') && !name.startsWith('AWS_')),
+  ),
+  HOME: project,
+});
+
+// Asynchronous: the seeded DynamoDB-compatible server runs in this process and must answer `nlc status`.
+const execFileAsync = promisify(execFile);
+
+async function run(args: readonly string[], file = process.execPath): Promise<string> {
+  const { stderr } = await execFileAsync(file, [...args], { cwd: project, env: env() });
+  return stderr;
+}
+
+const wallMs = new Map<string, number[]>();
+
+function timed(name: string, args: readonly string[]): () => Promise<void> {
+  return async () => {
+    const started = performance.now();
+    await run(args);
+    const list = wallMs.get(name) ?? [];
+    list.push(performance.now() - started);
+    wallMs.set(name, list);
+  };
+}
+
+const median = (values: readonly number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
+};
+
+/** Peak RSS in MiB of `args`, the median of five runs, through /usr/bin/time; undefined without it. */
+async function peakRssMiB(args: readonly string[]): Promise<number | undefined> {
+  if (!existsSync(time)) return undefined;
+  const samples: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const stderr = await run(['-f', '%M', process.execPath, ...args], time);
+    const kib = Number(stderr.trim().split('\n').at(-1));
+    if (Number.isFinite(kib)) samples.push(kib / 1024);
+  }
+  return samples.length === 0 ? undefined : median(samples);
+}
+
+beforeAll(async () => {
+  project = await mkdtemp(join(tmpdir(), 'nlc-bench-start-'));
+  seeded = await seedStack();
+  const record: StackRecord = {
+    pid: process.pid,
+    startedAt: new Date().toISOString(),
+    cluster: CLUSTER,
+    stage: 'dev',
+    region: 'us-east-1',
+    tables: seeded.db.tables,
+    endpoints: {
+      dynamodb: seeded.endpoint,
+      eventBridge: 'http://127.0.0.1:4010',
+      lambda: 'http://127.0.0.1:3002',
+      relay: 'http://127.0.0.1:18080',
+    },
+    kubeconfig: join(project, '.nlc-data', 'kubeconfig'),
+  };
+  await mkdir(join(project, '.nlc-data'));
+  await writeFile(join(project, '.nlc-data', StackRecordFile), JSON.stringify(record));
+  // A failing command would measure its error path: check each once first.
+  for (const args of Object.values(commands)) await run(args);
+});
+
+afterAll(async () => {
+  const baseline = median(wallMs.get('node -e 0') ?? []);
+  const rows = [];
+  for (const [name, args] of Object.entries(commands)) {
+    const ms = median(wallMs.get(name) ?? []);
+    const rss = await peakRssMiB(args);
+    rows.push({
+      command: name,
+      'median ms': Math.round(ms),
+      'x node -e 0': baseline > 0 ? Number((ms / baseline).toFixed(2)) : NaN,
+      'peak RSS MiB': rss === undefined ? 'n/a' : Math.round(rss),
+      runs: wallMs.get(name)?.length ?? 0,
+    });
+  }
+  console.log(`\nnlc start-up (Node ${process.version}, ${String(rows.length)} commands):`);
+  console.table(rows);
+  await seeded?.stop();
+  await rm(project, { recursive: true, force: true });
+});
+
+describe('nlc start-up, one process per run', () => {
+  for (const [name, args] of Object.entries(commands)) {
+    bench(name, timed(name, args), { iterations: 20, warmupIterations: 2, time: 0 });
+  }
+});
