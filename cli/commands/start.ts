@@ -141,7 +141,11 @@ export function startCommand(ctx: CommandContext): Command {
     .option('--context <name>', 'kubeconfig context')
     .option('--simulator', 'the simulator even when KUBECONFIG is set')
     .option('--no-ui', 'log JSON lines instead of the live view')
-    .option('--data-dir <dir>', 'logs, kubeconfigs, bundles and tables', '.nlc-data')
+    .option(
+      '--data-dir <dir>',
+      'logs, kubeconfigs, bundles, tables and stack.json (where nlc status finds the stack)',
+      '.nlc-data',
+    )
     .option('--ephemeral', 'keep the tables in memory (nothing survives a stop)')
     .option(
       '--node-status-report-frequency <duration>',

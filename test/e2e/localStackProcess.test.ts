@@ -1,7 +1,8 @@
 // `nlc start --no-ui` as a process, the way npm start runs it: it logs JSON lines, the demo cluster's three
-// zones come up Normal, the kubelets run with the timings its flags set, and SIGTERM stops everything —
-// the process exits 0 and leaves no process (the functions' process group included) and no port behind.
-import { spawn, type ChildProcess } from 'node:child_process';
+// zones come up Normal, the kubelets run with the timings its flags set, `nlc status` finds it through its
+// stack.json, and SIGTERM stops everything — the process exits 0 and leaves no process (the functions'
+// process group included), no port and no stack.json behind.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -9,6 +10,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findStack } from '../../local/stack/stackRecord.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -144,6 +146,41 @@ describe('nlc start --no-ui as a process', () => {
     });
   });
 
+  it('records where it is in stack.json, and `nlc status` with only --data-dir reads it', async () => {
+    const ready = await waitForLine(
+      'local stack ready',
+      (l) => l.component === 'stack' && l.message === 'local stack ready',
+    );
+    const found = await findStack(dataDir);
+    expect(found.state).toBe('running');
+    if (found.state !== 'running') return;
+    expect(found.record).toMatchObject({
+      pid: child.pid,
+      cluster: 'default',
+      stage: 'dev',
+      endpoints: { dynamodb: ready.dynamodb, relay: ready.relay },
+      tables: { nodes: 'nlc-dev-nodes' },
+    });
+    const env = Object.fromEntries(
+      Object.entries(process.env).filter(([name]) => !name.startsWith('NLC_') && !name.startsWith('AWS_')),
+    );
+    const status = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      execFile(
+        process.execPath,
+        ['cli/bin.mjs', 'status', '--data-dir', dataDir, '-o', 'json'],
+        { cwd: root, env, timeout: 60_000 },
+        (error, out, err) => {
+          resolve({ code: error === null ? 0 : Number(error.code ?? -1), stdout: out, stderr: err });
+        },
+      );
+    });
+    expect(status.stderr).toBe('');
+    expect(status.code).toBe(0);
+    const report = JSON.parse(status.stdout) as { cluster: string; nodes: unknown[] };
+    expect(report.cluster).toBe('default');
+    expect(report.nodes).toHaveLength(30);
+  }, 150_000);
+
   it('stops everything on SIGTERM: exit 0, no process, no port', async () => {
     const functions = lines.find((l) => l.message === 'functions ready (serverless-offline)');
     const starting = lines.find((l) => l.message === 'starting');
@@ -167,5 +204,7 @@ describe('nlc start --no-ui as a process', () => {
     expect(stderr).toContain('nlc local stack: stopped; nothing left running');
     expect(groupExists(pid)).toBe(false);
     expect(await Promise.all(ports.map(portClosed))).toEqual(ports.map(() => true));
+    // Nothing points at the stopped stack any more.
+    expect((await findStack(dataDir)).state).toBe('none');
   }, 60_000);
 });
