@@ -248,7 +248,6 @@ async function run(nodeCount: number) {
         cluster: {
           ...cluster,
           deletePodForTaintEviction: () => Promise.reject(new Error('unused')),
-          recordEvent: () => Promise.reject(new Error('unused')),
         },
         observer,
       },

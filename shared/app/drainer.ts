@@ -27,7 +27,6 @@ import { setTimeout as sleepTimer } from 'node:timers/promises';
 import { z } from 'zod';
 import type { ControllerConfig } from '../config.js';
 import { driveAsync } from '../domain/effects.js';
-import { taintManagerEvictionEvent } from '../domain/kubeEvents.js';
 import { processEvictionItem } from '../domain/legacyEvictionPass.js';
 import {
   completeTry,
@@ -38,22 +37,14 @@ import {
   tryNext,
 } from '../domain/rateLimitedTimedQueue.js';
 import { noExecuteTaintInPlace, processNoExecuteTaintItem } from '../domain/taintBasedEviction.js';
-import { deletePodRetries, deletePodRetryInterval } from '../domain/taintEviction.js';
-import {
-  getNodeCondition,
-  NodeReady,
-  parsePodKey,
-  type EpochMillis,
-  type Millis,
-  type Node,
-} from '../domain/types.js';
+import { getNodeCondition, NodeReady, type EpochMillis, type Millis, type Node } from '../domain/types.js';
 import { formatZoneKey } from '../domain/zones.js';
 import { EventParseError } from '../errors.js';
-import type { ClusterPort, TaintEvictionDeleteResult } from '../ports/cluster.js';
+import type { ClusterPort } from '../ports/cluster.js';
 import type { Observer } from '../ports/observer.js';
 import type { JsonValue, PodEviction, StateStores } from '../ports/stores.js';
-import { decidedWrite } from './decidedWrite.js';
-import { DecidingExecutor, describeResult } from './decisions.js';
+import { DecidingExecutor } from './decisions.js';
+import { deletePodHandler } from './podDeletion.js';
 import { relayClockNow } from './relayClock.js';
 
 /** The Decisions `source` of the drainer's records. */
@@ -85,7 +76,7 @@ export interface DrainerDeps {
     StateStores,
     'zoneQueues' | 'nodes' | 'podEvictions' | 'decisions' | 'controllerState'
   >;
-  readonly cluster: Pick<ClusterPort, 'execute' | 'deletePodForTaintEviction' | 'recordEvent'>;
+  readonly cluster: Pick<ClusterPort, 'execute' | 'deletePodForTaintEviction'>;
   readonly observer: Observer;
   readonly signal?: AbortSignal;
   /** Waits between pod deletion attempts (deletePodRetryInterval); tests pass one that does not wait. */
@@ -511,11 +502,12 @@ async function drainEvictionItem(
 }
 
 /**
- * The taint eviction controller's fired timers: upstream's TimedWorker callback deletePodHandler, run
- * for each due PodEvictions entry whose timer this run starts (startFiring is conditional on the entry's
- * token, so two drainers never run the same entry). Upstream order: the TaintManagerEviction Event, then
- * up to deletePodRetries attempts of addConditionAndDeletePod deletePodRetryInterval apart, then the
- * entry is completed whatever the outcome (upstream only logs the error).
+ * The taint eviction controller's fired timers: upstream's TimedWorker callback deletePodHandler
+ * (podDeletion.ts), run for each due PodEvictions entry whose timer this run starts (startFiring is
+ * conditional on the entry's token, so two drainers never run the same entry). Upstream order: the
+ * TaintManagerEviction Event, then up to deletePodRetries attempts of addConditionAndDeletePod
+ * deletePodRetryInterval apart, then the entry is completed whatever the outcome (upstream only logs the
+ * error).
  */
 async function firePodEvictions(
   deps: DrainerDeps,
@@ -525,8 +517,13 @@ async function firePodEvictions(
   const { config, stores, observer, signal } = deps;
   const cluster = config.cluster;
   const opts = signal === undefined ? {} : { signal };
-  const sleep = deps.sleep ?? realSleep;
   const max = deps.maxPodDeletionsPerRun ?? DefaultMaxPodDeletionsPerRun;
+  const deletionDeps = {
+    cluster: deps.cluster,
+    observer,
+    dryRun: config.dryRun,
+    ...(deps.sleep !== undefined && { sleep: deps.sleep }),
+  };
   const due = await stores.podEvictions.dueEvictions(cluster, now, opts);
   const result = { deleted: 0, alreadyGone: 0, failed: 0, skipped: 0, shadowed: 0 };
   for (const eviction of due.slice(0, max)) {
@@ -534,48 +531,31 @@ async function firePodEvictions(
       result.skipped++;
       continue;
     }
-    const pod = parsePodKey(eviction.key);
-    const deleted = await decidedWrite(
+    const deleted = await deletePodHandler(
+      deletionDeps,
       executor,
-      config.dryRun,
       {
-        node: eviction.nodeName,
-        what: 'deletePodForTaintEviction',
+        key: eviction.key,
+        // Bound to the pod the eviction was decided for: a pod re-created under the name is left alone.
+        ...(eviction.uid !== undefined && { uid: eviction.uid }),
+        nodeName: eviction.nodeName,
         why: "taint eviction: the pod does not tolerate the node's NoExecute taint for longer",
         inputs: podEvictionInputs(eviction),
       },
-      async () => {
-        await deps.cluster.recordEvent(taintManagerEvictionEvent(pod), opts);
-        const attempt = (): Promise<TaintEvictionDeleteResult> =>
-          // Bound to the pod the eviction was decided for: a pod re-created under the name is left alone.
-          deps.cluster.deletePodForTaintEviction(pod.namespace, pod.name, {
-            ...opts,
-            ...(eviction.uid !== undefined && { uid: eviction.uid }),
-          });
-        let outcome = await attempt();
-        for (let tries = 1; !outcome.ok && tries < deletePodRetries; tries++) {
-          await sleep(deletePodRetryInterval, signal);
-          outcome = await attempt();
-        }
-        return outcome;
-      },
-      (r) => (r.ok ? (r.podWasGone ? 'ok (pod already gone)' : 'ok') : describeResult(r)),
+      opts,
     );
     if (deleted === undefined) result.shadowed++;
     else if (!deleted.ok) result.failed++;
     else if (deleted.podWasGone) result.alreadyGone++;
-    else {
-      result.deleted++;
-      observer.metric('taint_eviction_controller_pod_deletions_total', 'Count', 1);
-    }
+    else result.deleted++;
     await stores.podEvictions.complete(cluster, eviction.key, eviction.token, opts);
   }
   return { result, capped: due.length > max };
 }
 
+/** The timer's instants, for the trail (deletePodHandler adds the pod). */
 function podEvictionInputs(eviction: PodEviction): Record<string, JsonValue> {
   return {
-    pod: eviction.key,
     createdAt: new Date(eviction.createdAt).toISOString(),
     fireAt: new Date(eviction.fireAt).toISOString(),
   };

@@ -1,6 +1,7 @@
 // Upstream deletePodHandler for a pod whose eviction is due now: the TaintManagerEviction Event, then
 // up to deletePodRetries attempts of addConditionAndDeletePod, each decision filed in the Decisions
-// trail. The taint eviction service runs it for immediate deletions (a NoExecute taint not tolerated).
+// trail. The taint eviction service runs it for immediate deletions (a NoExecute taint not tolerated),
+// the drainer for the PodEvictions timers that fired (drainer.ts firePodEvictions).
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import { taintManagerEvictionEvent } from '../domain/kubeEvents.js';
 import { deletePodRetries, deletePodRetryInterval } from '../domain/taintEviction.js';
