@@ -1,9 +1,10 @@
-// `nlc simulate FILE`: what would the controller do if …? Runs a scenario (SCENARIOS.md) in virtual time
-// through the real relay, functions, state stores and API simulator (local/simulate/), and prints what
-// the controller did to the cluster: a timeline and a summary per zone for people, or with `--json` the
-// JSON Lines of SCENARIOS.md (a public interface). Exit 0 when the run completed (even if a function
-// failed: that is part of the answer, reported on stderr), 2 for an invalid scenario naming the field,
-// 1 for an internal failure.
+// `nlc simulate FILE`: what would the controller do if …? Runs a scenario (docs/simulate.md) in virtual
+// time through the real relay, functions, state stores and API simulator (local/simulate/), and prints
+// what the controller did to the cluster: a timeline and a summary per zone for people, or with `--json`
+// the JSON Lines of docs/simulate.md "Output" (a public interface). On a terminal a progress line on
+// stderr tells how far a long run is. Exit 0 when the run completed (even if a function failed: that is
+// part of the answer, reported on stderr), 2 for invalid input naming the field, 1 for an internal
+// failure.
 import { readFile } from 'node:fs/promises';
 import { Command } from 'commander';
 import { z } from 'zod';
@@ -16,10 +17,12 @@ import {
   renderReport,
   writeReport,
 } from '../../local/simulate/report/index.js';
+import { progressLine } from '../../local/simulate/progress.js';
 import { parseScenario } from '../../local/simulate/scenario.js';
 import { runSimulation, type Diagnostic, type SimulationResult } from '../../local/simulate/simulation.js';
 import { toJsonLines, type SummaryRecord, type TimelineLine } from '../../local/simulate/timeline.js';
 import { parseOptions } from '../errors.js';
+import { naturalCompare } from '../names.js';
 import {
   renderTable,
   stdoutPaint,
@@ -27,12 +30,20 @@ import {
   type Colour,
   type Column,
   type CommandContext,
+  type OutputStream,
   type Paint,
 } from '../output.js';
 
 export const SimulateOptionsSchema = z.object({
   file: z.string().min(1, 'expected a scenario file'),
   json: z.boolean().default(false),
+  /** `-o wide`: the summary lists every node; `-o json`: the same as --json. */
+  output: z
+    .enum(['wide', 'json'], {
+      error: (issue) =>
+        `${JSON.stringify(String(issue.input))} is not an output format for simulate: expected wide or json`,
+    })
+    .optional(),
   verbose: z.boolean().default(false),
   /** `duplicates=N,maxDelay=D,failures=P,seed=S` (local/simulate/chaos.ts); parsed by runSimulate. */
   chaos: z.string().optional(),
@@ -42,11 +53,12 @@ export const SimulateOptionsSchema = z.object({
 export type SimulateOptions = z.output<typeof SimulateOptionsSchema>;
 
 const SIMULATE_HELP = `
-The scenario format and the --json output: SCENARIOS.md (docs/simulate.md). Examples to start from:
-examples/scenarios/*.yaml.
+The scenario format, the output (--json, -o wide) and the progress line: docs/simulate.md. Examples to
+start from: examples/scenarios/*.yaml.
 
 Examples:
   nlc simulate examples/scenarios/single-node-failure.yaml
+  nlc simulate -o wide examples/scenarios/zone-partial-disruption.yaml
   nlc simulate --json examples/scenarios/zone-partial-disruption.yaml | jq -c 'select(.kind == "TaintAdded")'
   nlc simulate --chaos duplicates=3,maxDelay=30s,failures=0.1,seed=7 examples/scenarios/single-node-failure.yaml
   nlc simulate --report out.html examples/scenarios/zone-partial-disruption.yaml
@@ -137,23 +149,65 @@ const zoneColumns: readonly Column<ZoneRow>[] = [
   { header: 'nodes (Ready; taints)', value: (z) => z.nodes },
 ];
 
-function zoneRows(summary: SummaryRecord): ZoneRow[] {
+/** How many nodes a zone's summary names one by one; a larger zone is summed up by state. */
+export const NodesListed = 10;
+/** How many names a group of nodes in the same state shows before "… and N more". */
+export const NamesShown = 3;
+
+function nodeState(node: SummaryRecord['nodes'][number]): string {
+  const taints = node.taints.map((t) => `${t.key.replace(/^node\.kubernetes\.io\//, '')}:${t.effect}`);
+  return `${node.ready === '' ? 'no Ready' : node.ready}${taints.length === 0 ? '' : `; ${taints.join(', ')}`}`;
+}
+
+/**
+ * A zone's nodes as the NODES column shows them: each with its state (`a-1 (Unknown; …), a-2 (True)`)
+ * when the zone has at most NodesListed nodes or `wide` is asked; else one group per state, in the
+ * order of their first node, with a count and the first names (`920 nodes (Unknown; …): a-81, a-82,
+ * a-83 … and 917 more`), so a line stays readable at thousands of nodes.
+ */
+export function describeZoneNodes(nodes: SummaryRecord['nodes'], wide: boolean): string {
+  const sorted = [...nodes].sort((a, b) => naturalCompare(a.node, b.node));
+  if (wide || sorted.length <= NodesListed) {
+    return sorted.map((node) => `${node.node} (${nodeState(node)})`).join(', ');
+  }
+  const groups = new Map<string, string[]>();
+  for (const node of sorted) {
+    const state = nodeState(node);
+    const names = groups.get(state);
+    if (names === undefined) groups.set(state, [node.node]);
+    else names.push(node.node);
+  }
+  return [...groups]
+    .map(([state, names]) => {
+      const shown = names.slice(0, NamesShown).join(', ');
+      const more = names.length > NamesShown ? ` … and ${names.length - NamesShown} more` : '';
+      return `${names.length} ${names.length === 1 ? 'node' : 'nodes'} (${state}): ${shown}${more}`;
+    })
+    .join('; ');
+}
+
+function zoneRows(summary: SummaryRecord, wide: boolean): ZoneRow[] {
   const zones = new Map<string, ZoneRow>(summary.zones.map((z) => [z.zone, { ...z, nodes: '' }]));
-  const nodesByZone = new Map<string, string[]>();
+  const nodesByZone = new Map<string, SummaryRecord['nodes'][number][]>();
   for (const node of summary.nodes) {
-    const taints = node.taints.map((t) => `${t.key.replace(/^node\.kubernetes\.io\//, '')}:${t.effect}`);
-    const text = `${node.node} (${node.ready === '' ? 'no Ready' : node.ready}${taints.length === 0 ? '' : `; ${taints.join(', ')}`})`;
-    nodesByZone.set(node.zone, [...(nodesByZone.get(node.zone) ?? []), text]);
+    const inZone = nodesByZone.get(node.zone);
+    if (inZone === undefined) nodesByZone.set(node.zone, [node]);
+    else inZone.push(node);
     if (!zones.has(node.zone))
       zones.set(node.zone, { zone: node.zone, state: '-', size: 0, unhealthy: 0, nodes: '' });
   }
   return [...zones.values()]
-    .map((z) => ({ ...z, nodes: (nodesByZone.get(z.zone) ?? []).join(', ') }))
-    .sort((a, b) => (a.zone < b.zone ? -1 : a.zone > b.zone ? 1 : 0));
+    .map((z) => ({ ...z, nodes: describeZoneNodes(nodesByZone.get(z.zone) ?? [], wide) }))
+    .sort((a, b) => naturalCompare(a.zone, b.zone));
 }
 
 /** The timeline table, then the summary per zone. */
-export function renderSimulation(name: string, result: SimulationResult, paint: Paint): string {
+export function renderSimulation(
+  name: string,
+  result: Pick<SimulationResult, 'lines'>,
+  paint: Paint,
+  options: { readonly wide?: boolean } = {},
+): string {
   const events = result.lines.filter((l): l is Event => l.kind !== 'Summary');
   const summary = result.lines.find((l): l is TimelineLine & SummaryRecord => l.kind === 'Summary');
   const out: string[] = [];
@@ -165,10 +219,30 @@ export function renderSimulation(name: string, result: SimulationResult, paint: 
   );
   if (summary !== undefined) {
     out.push(`\nAt ${formatDuration(summary.t * 1000)} (${summary.time}):\n`);
-    out.push(renderTable(zoneColumns, zoneRows(summary), { wide: false, paint }));
+    out.push(renderTable(zoneColumns, zoneRows(summary, options.wide === true), { wide: false, paint }));
     out.push(`\nPods evicted: ${summary.evictions}\n`);
   }
   return out.join('');
+}
+
+/**
+ * Writes `text` and, on a Node stream, waits until it has been handed to the system: process.stdout
+ * on a pipe writes asynchronously, so without waiting a line written to stderr next could land first.
+ */
+async function written(stream: OutputStream, text: string): Promise<void> {
+  const write: unknown = Reflect.get(stream, 'write');
+  if (typeof Reflect.get(stream, 'once') !== 'function' || typeof write !== 'function') {
+    stream.write(text);
+    return;
+  }
+  await new Promise<void>((resolve) => {
+    Reflect.apply(write, stream, [
+      text,
+      () => {
+        resolve();
+      },
+    ]);
+  });
 }
 
 function describeDiagnostic(d: Diagnostic): string {
@@ -202,28 +276,44 @@ async function readScenario(file: string): Promise<string> {
  * const code = await runSimulate({ file: 'examples/scenarios/single-node-failure.yaml', json: true, verbose: false }, io);
  */
 export async function runSimulate(options: SimulateOptions, io: CliIo): Promise<number> {
+  const json = options.json || options.output === 'json';
   const chaos = options.chaos === undefined ? undefined : parseChaos(options.chaos);
   const scenario = parseScenario(await readScenario(options.file), options.file);
   // Checked before the run, which can be long: a report that cannot be written fails at once (exit 1).
   if (options.report !== undefined) await checkReportFile(options.report);
   const recorder = options.report === undefined ? undefined : recordReport();
+  // JSON is for machines: nothing extra on stderr then, even on a terminal.
+  const progress = json
+    ? progressLine({ write: () => undefined }, () => 0)
+    : progressLine(io.stderr, () => io.clock.now());
   const result = await runSimulation(scenario, {
     ...(chaos !== undefined && { chaos }),
     ...recorder?.hooks,
+    onProgress: (p) => {
+      progress.update(p);
+    },
     onDiagnostic: (d) => {
       // Failed invocations always; the services' warnings (observation gaps, retries) when asked.
-      if (d.level === 'error' || options.verbose) io.stderr.write(describeDiagnostic(d));
+      if (d.level !== 'error' && !options.verbose) return;
+      progress.clear();
+      io.stderr.write(describeDiagnostic(d));
     },
   });
+  progress.clear();
   if (options.report !== undefined && recorder !== undefined) {
     await writeReport(options.report, renderReport(scenario, result, recorder));
     io.stderr.write(`report written to ${options.report}\n`);
   }
-  if (options.json) {
+  if (json) {
     io.stdout.write(toJsonLines(result.lines));
     return 0;
   }
-  io.stdout.write(renderSimulation(scenario.name, result, stdoutPaint(io)));
+  // Written out before the closing line on stderr: with `2>&1` into a pipe, a large output still being
+  // written would take that line into its middle ("Pods evicted: 0simulated …").
+  await written(
+    io.stdout,
+    renderSimulation(scenario.name, result, stdoutPaint(io), { wide: options.output === 'wide' }),
+  );
   const { wallMs, invocations, deliveries } = result.stats;
   const calls = Object.values(invocations).reduce((a, b) => a + b, 0);
   const chaotic =
@@ -240,7 +330,11 @@ export function simulateCommand(ctx: CommandContext): Command {
   return new Command('simulate')
     .description('run a scenario in virtual time and print what the controller would do')
     .argument('<FILE>', 'scenario file (YAML or JSON)')
-    .option('--json', 'JSON Lines, one record per line (SCENARIOS.md "Output")')
+    .option('--json', 'JSON Lines, one record per line (docs/simulate.md "Output"), full data')
+    .option(
+      '-o, --output <format>',
+      'wide: the summary names every node (by default a large zone is summed up by state); json: as --json',
+    )
     .option('--verbose', 'also print the warnings the functions and the relay logged')
     .option(
       '--chaos <spec>',
@@ -255,6 +349,7 @@ export function simulateCommand(ctx: CommandContext): Command {
       // `--verbose` is also nlc's own option (stack traces): read it wherever it was given.
       const opts = command.optsWithGlobals<{
         json?: boolean;
+        output?: string;
         verbose?: boolean;
         chaos?: string;
         report?: string;

@@ -34,7 +34,12 @@ import { isTaintEffect } from '../../shared/adapters/kubernetes/mapping.js';
 import { formatZoneKey, getZoneKey } from '../../shared/domain/zones.js';
 import type { EpochMillis, Millis } from '../../shared/domain/types.js';
 import type { LogFields } from '../../shared/ports/observer.js';
-import { Priority, type Scheduler } from '../../shared/ports/scheduler.js';
+import {
+  Priority,
+  type Scheduler,
+  type TimerCallback,
+  type TimerHandle,
+} from '../../shared/ports/scheduler.js';
 import type { DecisionRecord, LoadedState } from '../../shared/ports/stores.js';
 import { createRelay, type Relay } from '../../relay/relay.js';
 import { defaultLeaseWatchStallTimeout } from '../../relay/settings.js';
@@ -47,6 +52,7 @@ import { VirtualScheduler } from '../virtualScheduler.js';
 import { seededRandom, type ChaosSettings, type DeliveryStats } from './chaos.js';
 import { createSimulatedController, type SimulatedController } from './controller.js';
 import { simulatorIdentities } from './identities.js';
+import type { SimulationProgress } from './progress.js';
 import { observeController, observeNodeReady, type NodeReadyStatus } from './observe.js';
 import { loadServerlessRules } from './routing.js';
 import type { Scenario, ScenarioAction } from './scenario.js';
@@ -82,6 +88,8 @@ export interface SimulationStats {
   readonly apiRequests: number;
   /** Wall-clock duration of the run. */
   readonly wallMs: number;
+  /** Discrete events fired: kubelet ticks, relay timers, deliveries to the functions. */
+  readonly events: number;
   /** Delivery attempts (copies and retries included), failed attempts, dead-lettered deliveries. */
   readonly deliveries: DeliveryStats;
 }
@@ -109,6 +117,11 @@ export interface SimulationOptions {
    */
   readonly onDecision?: (t: number, decision: DecisionRecord) => void;
   readonly onNodeReady?: (t: number, node: string, ready: NodeReadyStatus) => void;
+  /**
+   * Called as the run goes (every few events, and once at the end) with the virtual time reached and
+   * the events fired: for a progress line (progress.ts).
+   */
+  readonly onProgress?: (progress: SimulationProgress) => void;
 }
 
 const noWait = (): Promise<void> => Promise.resolve();
@@ -134,6 +147,37 @@ export function skewedScheduler(scheduler: Scheduler, skew: Millis): Scheduler {
       scheduler.cancel(handle);
     },
   };
+}
+
+/** How many events pass between two onProgress calls: often enough for a smooth line, cheap. */
+const ProgressEvery = 64;
+
+/** The virtual scheduler, counting the timers it fires (the events of the progress line and the stats). */
+class CountingScheduler extends VirtualScheduler {
+  fired = 0;
+
+  constructor(
+    start: EpochMillis,
+    private readonly onFire: (fired: number) => void,
+  ) {
+    super(start);
+  }
+
+  override at(time: EpochMillis, priority: number, fn: TimerCallback): TimerHandle {
+    return super.at(time, priority, this.counted(fn));
+  }
+
+  override every(period: Millis, firstAt: EpochMillis, priority: number, fn: TimerCallback): TimerHandle {
+    return super.every(period, firstAt, priority, this.counted(fn));
+  }
+
+  private counted(fn: TimerCallback): TimerCallback {
+    return () => {
+      this.fired++;
+      this.onFire(this.fired);
+      return fn();
+    };
+  }
 }
 
 /**
@@ -163,7 +207,20 @@ export async function runSimulation(
   const { config, start } = scenario;
   const cluster = config.cluster;
   const end = start + scenario.duration;
-  const scheduler = new VirtualScheduler(start);
+  const { onProgress } = options;
+  const progress = (events: number): SimulationProgress => ({
+    elapsed: scheduler.now() - start,
+    duration: scenario.duration,
+    events,
+  });
+  const scheduler: CountingScheduler = new CountingScheduler(
+    start,
+    onProgress === undefined
+      ? () => undefined
+      : (fired) => {
+          if (fired % ProgressEvery === 0) onProgress(progress(fired));
+        },
+  );
   const lines: TimelineLine[] = [];
   const diagnostics: Diagnostic[] = [];
   let apiRequests = 0;
@@ -378,6 +435,7 @@ export async function runSimulation(
 
     // --- run ---------------------------------------------------------------------------------------------
     await scheduler.runUntil(end);
+    onProgress?.(progress(scheduler.fired));
     await stopRelay();
     const summary = await summarize(store, stores, cluster, lines);
     lines.push(
@@ -405,6 +463,7 @@ export async function runSimulation(
       deliveries: controller.deliveries(),
       apiRequests,
       wallMs: performance.now() - wallStart,
+      events: scheduler.fired,
     },
   };
 }

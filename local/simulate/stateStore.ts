@@ -1,13 +1,26 @@
 // The simulator's state store: the real DynamoDB adapter (shared/adapters/dynamodb) against dynalite, a
-// DynamoDB-compatible server kept in memory, on 127.0.0.1 and a free port, with the five tables created
-// from the adapter's own definitions. Every request is awaited by the service that makes it, so the
-// simulation stays deterministic although the bytes cross a loopback socket.
+// DynamoDB-compatible server kept in memory, with the five tables created from the adapter's own
+// definitions. Every request is awaited by the service that makes it, so the simulation is
+// deterministic.
+//
+// The SDK client hands each request to dynalite's own request handler in process (inProcessDynalite)
+// instead of a loopback socket: the requests, their JSON and dynalite's answers are the same, without a
+// socket, an HTTP parser and the TCP round trip on both sides, which were a third of a large run's time
+// (5,000 nodes make about a million requests in 15 minutes). The server still listens on 127.0.0.1
+// (`endpoint`), so a person can look at the tables while a run is paused in a debugger.
 //
 // dynalite is a development dependency: `nlc simulate` runs from a checkout (`npm run simulate`).
+import { EventEmitter } from 'node:events';
 import { createRequire } from 'node:module';
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { CreateTableCommand, DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { Readable } from 'node:stream';
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  DynamoDBClient,
+  type DynamoDBClientConfig,
+} from '@aws-sdk/client-dynamodb';
 import {
   createDynamoDbStores,
   tableDefinitions,
@@ -23,6 +36,84 @@ type Dynalite = (options: {
   deleteTableMs?: number;
   updateTableMs?: number;
 }) => Server;
+
+type RequestHandler = Extract<NonNullable<DynamoDBClientConfig['requestHandler']>, { handle: unknown }>;
+/** The parts of the SDK's HttpRequest read here (a JSON POST: DynamoDB's protocol). */
+interface SdkRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly query?: Readonly<Record<string, string | readonly string[] | null>>;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body?: unknown;
+}
+
+/** The shape of a SigV4 Authorization header: what dynalite checks for. */
+const UnsignedAuthorization =
+  'AWS4-HMAC-SHA256 Credential=simulate/20260101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=0';
+
+/** What dynalite's request listener reads from a request and writes to a response. */
+type Listener = (request: IncomingMessage, response: ServerResponse) => void;
+
+/**
+ * The SDK's HTTP handler for `server`: each request goes to dynalite's request listener as a request
+ * object that emits its body, and its answer comes back from a response object that collects it.
+ */
+function inProcessDynalite(server: Server): RequestHandler {
+  const [first] = server.listeners('request');
+  const listener = first as Listener | undefined;
+  if (listener === undefined) throw new TypeError('dynalite: the server has no request listener');
+  const handle = (request: SdkRequest): Promise<{ response: unknown }> =>
+    new Promise((resolve, reject) => {
+      const headers: Record<string, string> = {
+        authorization: UnsignedAuthorization,
+        'x-amz-date': '20260101T000000Z',
+      };
+      for (const [name, value] of Object.entries(request.headers)) headers[name.toLowerCase()] = value;
+      const query = new URLSearchParams(
+        Object.entries(request.query ?? {}).flatMap(([k, v]) =>
+          v === null ? [] : (typeof v === 'string' ? [v] : v).map((x): [string, string] => [k, x]),
+        ),
+      ).toString();
+      const body: unknown = request.body;
+      // The SDK's JSON body is a Uint8Array that warns when read as a string: take its bytes.
+      const bytes =
+        typeof body === 'string'
+          ? Buffer.from(body)
+          : body instanceof Uint8Array
+            ? Buffer.from(body.buffer, body.byteOffset, body.byteLength)
+            : undefined;
+      if (body !== undefined && body !== null && bytes === undefined) {
+        reject(new TypeError('in-process DynamoDB: a streamed request body is not supported'));
+        return;
+      }
+      const incoming = Object.assign(new EventEmitter(), {
+        method: request.method,
+        url: `${request.path}${query === '' ? '' : `?${query}`}`,
+        headers,
+      });
+      const responseHeaders: Record<string, string> = {};
+      const outgoing = {
+        statusCode: 200,
+        contentType: '',
+        setHeader(name: string, value: string | number): void {
+          responseHeaders[name.toLowerCase()] = String(value);
+        },
+        end(data?: string | Buffer): void {
+          resolve({
+            response: {
+              statusCode: outgoing.statusCode,
+              headers: responseHeaders,
+              body: Readable.from(data === undefined ? [] : [Buffer.from(data)]),
+            },
+          });
+        },
+      };
+      listener(incoming as unknown as IncomingMessage, outgoing as unknown as ServerResponse);
+      if (bytes !== undefined) incoming.emit('data', bytes);
+      incoming.emit('end');
+    });
+  return { handle };
+}
 
 export interface SimulatedStateStore {
   readonly stores: DynamoDbStores;
@@ -58,6 +149,21 @@ export async function startStateStore(clock: Clock, prefix = 'nlc-simulate'): Pr
     region: 'us-east-1',
     credentials: { accessKeyId: 'simulate', secretAccessKey: 'simulate' },
     maxAttempts: 3,
+    requestHandler: inProcessDynalite(server),
+    // dynalite checks that a request carries a signature, not the signature itself: a fixed one
+    // (inProcessDynalite) saves the HMACs of every request.
+    httpAuthSchemes: [
+      {
+        schemeId: 'aws.auth#sigv4',
+        identityProvider: () => () =>
+          Promise.resolve({
+            accessKeyId: 'simulate',
+            secretAccessKey: 'simulate',
+            expiration: new Date(8.64e15),
+          }),
+        signer: { sign: (request) => Promise.resolve(request) },
+      },
+    ],
   });
   const close = async (): Promise<void> => {
     client.destroy();
