@@ -10,12 +10,8 @@ import { parser } from '@aws-lambda-powertools/parser/middleware';
 import { EventBridgeSchema } from '@aws-lambda-powertools/parser/schemas/eventbridge';
 import { z } from 'zod';
 import { loadRuntime, type Runtime } from '../shared/adapters/runtime.js';
-import {
-  checkDrainerInvocation,
-  drainerWaitBudget,
-  drainUntilIdle,
-  DrainerInvocation,
-} from '../shared/app/drainer.js';
+import { checkDrainerInvocation, DrainerInvocation } from '../shared/app/drainer.js';
+import { drainerWaitBudget, drainUntilIdle } from '../shared/app/drainerScheduling.js';
 import { logger, logParseError } from '../shared/observability.js';
 
 const ScheduledEvent = EventBridgeSchema.extend({

@@ -16,20 +16,18 @@
 //   every delivery is duplicated, delayed and failed at random as well.
 // - The drainer runs as deployed: on its schedule and when the monitor starts it (something due within
 //   the next nodeMonitorPeriod), and a run waits for the next item that becomes due within its budget
-//   (shared/app/drainer.ts drainerWaitBudget, nextWait). A Lambda waits in process; here the wait is a
-//   continuation of the same invocation at the due instant of virtual time. So a zone's next NoExecute
-//   taint comes when its token bucket refills and a pod's eviction when its toleration ends, as with
-//   upstream's 100 ms polling.
+//   (shared/app/drainerScheduling.ts drainerWaitBudget, nextWait). A Lambda waits in process; here the
+//   wait is a continuation of the same invocation at the due instant of virtual time. So a zone's next
+//   NoExecute taint comes when its token bucket refills and a pod's eviction when its toleration ends, as
+//   with upstream's 100 ms polling.
 import type { ControllerConfig } from '../../shared/config.js';
+import { checkDrainerInvocation, DrainerInvocation, runDrainer } from '../../shared/app/drainer.js';
 import {
-  checkDrainerInvocation,
-  DrainerInvocation,
   drainerWaitBudget,
   EvictionDrainerTimeoutMs,
   nextWait,
-  runDrainer,
   type DrainerTrigger,
-} from '../../shared/app/drainer.js';
+} from '../../shared/app/drainerScheduling.js';
 import {
   MonitorSource,
   runMonitorPass,

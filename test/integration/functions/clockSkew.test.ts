@@ -11,7 +11,7 @@
 // silent from 10 s, Unknown at 65 s, queued at 70 s, tainted when the zone's next token comes: 10 s
 // after node-c's (0.1/s), at 70 s.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { drainUntilIdle, drainerWaitBudget } from '../../../shared/app/drainer.js';
+import { drainUntilIdle, drainerWaitBudget } from '../../../shared/app/drainerScheduling.js';
 import { runMonitorPass, type MonitorCache } from '../../../shared/app/monitor.js';
 import { runScheduledCheck } from '../../../shared/app/scheduledCheck.js';
 import { TaintNodeUnreachable } from '../../../shared/domain/taints.js';

@@ -3,7 +3,8 @@
 // (409 retried by the adapter, 500 kept in the queue for the next run), and the taint eviction
 // controller's due pod deletions, also in shadow mode.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { drainerWaitBudget, drainUntilIdle, runDrainer } from '../../../shared/app/drainer.js';
+import { runDrainer } from '../../../shared/app/drainer.js';
+import { drainerWaitBudget, drainUntilIdle } from '../../../shared/app/drainerScheduling.js';
 import {
   add,
   newRateLimitedTimedQueue,

@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { parse, type Tags } from 'yaml';
 import { tableNamesWithPrefix } from '../../../shared/adapters/dynamodb/tables.js';
 import { ownedEnvVars } from '../../../shared/adapters/kubernetes/authConfig.js';
-import { EvictionDrainerTimeoutMs } from '../../../shared/app/drainer.js';
+import { EvictionDrainerTimeoutMs } from '../../../shared/app/drainerScheduling.js';
 import { CONFIG_KEYS, formatConfigValue, UPSTREAM_DEFAULTS, type ConfigKey } from '../../../shared/config.js';
 
 // CloudFormation's short-form tags, kept as their long forms.
