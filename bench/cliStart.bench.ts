@@ -1,7 +1,7 @@
 // How long `nlc` takes to start and answer, against `node -e 0` on the same machine: `nlc --help`,
 // `nlc config`, and `nlc status` finding a local stack by itself (seeded tables on a local
 // DynamoDB-compatible server, the stack's record in the working directory's .nlc-data/). Each command
-// is a real process running the built CLI (cli/bin.mjs → dist/nlc/; `npm run build` first).
+// is a real process running the built CLI (cli/bin.mjs → dist/nlc/, rebuilt first if a source changed).
 // Run: npm run bench. Reported, never asserted: after the runs, a table of each command's median wall
 // time, its ratio to `node -e 0`, and its peak resident memory (/usr/bin/time, when present).
 import { execFile } from 'node:child_process';
@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, bench, describe } from 'vitest';
 import { StackRecordFile, type StackRecord } from '../local/stack/stackRecord.js';
+import { buildCliIfStale } from '../scripts/build-cli.js';
 import { CLUSTER, seedStack, type SeededStack } from '../test/integration/cli/seed.js';
 
 const bin = fileURLToPath(new URL('../cli/bin.mjs', import.meta.url));
@@ -75,6 +76,7 @@ async function peakRssMiB(args: readonly string[]): Promise<number | undefined> 
 }
 
 beforeAll(async () => {
+  await buildCliIfStale();
   project = await mkdtemp(join(tmpdir(), 'nlc-bench-start-'));
   seeded = await seedStack();
   const record: StackRecord = {
