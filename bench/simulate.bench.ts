@@ -1,0 +1,29 @@
+// `nlc simulate` at scale: 5,000 nodes × 15 virtual minutes, one zone failing (bench/simulateRun.ts),
+// run in a process of its own; reports its wall time and its peak memory (RSS). The budget (docs/simulate.md "Performance") is 30 s and 1 GB;
+// figures are reported, never asserted: the machines are shared. NODES=500 npm run bench for a quick run.
+import { execFileSync } from 'node:child_process';
+import { bench, describe } from 'vitest';
+
+const root = new URL('../', import.meta.url);
+
+function run(args: readonly string[]): string {
+  return execFileSync(process.execPath, args, {
+    cwd: root,
+    encoding: 'utf8',
+    env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+    maxBuffer: 16 * 1024 * 1024,
+  });
+}
+
+describe('nlc simulate: 5,000 nodes × 15 minutes', () => {
+  bench(
+    'simulateRun.ts in its own process',
+    () => {
+      const started = performance.now();
+      const figures = run(['--import', 'tsx', 'bench/simulateRun.ts']).trim();
+      const wallMs = performance.now() - started;
+      console.log(`simulate: ${figures} (process wall ${(wallMs / 1000).toFixed(1)} s, start-up included)`);
+    },
+    { iterations: 1, warmupIterations: 0, time: 0, warmupTime: 0 },
+  );
+});
