@@ -1,7 +1,8 @@
 // The eviction drainer: upstream doNoExecuteTaintingPass (taint mode) or doEvictionPass (legacy mode),
 // which upstream runs every NodeEvictionPeriod (100 ms) over each zone's RateLimitedTimedQueue, plus the
-// taint eviction controller's fired timers (TimedWorkerQueue → deletePodHandler). Here it runs on a
-// schedule and after each monitor pass (docs/architecture.md#rate-limit), against the queues in DynamoDB.
+// taint eviction controller's fired timers (TimedWorkerQueue → deletePodHandler: firedPodEvictions.ts).
+// Here it runs on a schedule and after each monitor pass (docs/architecture.md#rate-limit), against the
+// queues in DynamoDB.
 //
 // What differs from upstream, and why:
 // - Upstream holds evictorLock for a whole Try loop; several drainers may run at once here. Each token is
@@ -41,18 +42,22 @@ import { formatZoneKey } from '../domain/zones.js';
 import { EventParseError } from '../errors.js';
 import type { ClusterPort } from '../ports/cluster.js';
 import type { Observer } from '../ports/observer.js';
-import type { JsonValue, PodEviction, StateStores } from '../ports/stores.js';
+import type { JsonValue, StateStores } from '../ports/stores.js';
 import { DecidingExecutor } from './decisions.js';
-import { deletePodHandler } from './podDeletion.js';
+import {
+  DefaultMaxPodDeletionsPerRun,
+  firePodEvictions,
+  type PodDeletionResult,
+} from './firedPodEvictions.js';
 import { relayClockNow } from './relayClock.js';
+
+export type { PodDeletionResult } from './firedPodEvictions.js';
 
 /** The Decisions `source` of the drainer's records. */
 export const DrainerSource = 'drainer';
 
 /** Queue items one run processes at most (all zones): a backstop for very high rates; logged when hit. */
 export const DefaultMaxQueueItemsPerRun = 500;
-/** Pod deletions one run starts at most; the rest wait for the next run (they stay due). */
-export const DefaultMaxPodDeletionsPerRun = 500;
 
 /**
  * What the monitor sends the drainer (an asynchronous Lambda invoke): which cluster to drain, and why.
@@ -93,18 +98,6 @@ export interface ZoneDrainResult {
   readonly evicted: number;
   /** Items put back for a retry (failed write, no Ready condition, failed pod list). */
   readonly retried: number;
-}
-
-export interface PodDeletionResult {
-  /** Pods deleted (not counting pods that were already gone). */
-  readonly deleted: number;
-  readonly alreadyGone: number;
-  /** Deletions that failed every attempt (the entry is completed anyway, as upstream). */
-  readonly failed: number;
-  /** Due entries another drainer started first, or replaced meanwhile. */
-  readonly skipped: number;
-  /** dryRun: recorded, timer consumed, pod left alone. */
-  readonly shadowed: number;
 }
 
 export interface DrainerResult {
@@ -429,64 +422,4 @@ async function drainEvictionItem(
     ]);
   }
   return { tryResult: processed.result, done: processed.result.done, evicted: processed.countEviction };
-}
-
-/**
- * The taint eviction controller's fired timers: upstream's TimedWorker callback deletePodHandler
- * (podDeletion.ts), run for each due PodEvictions entry whose timer this run starts (startFiring is
- * conditional on the entry's token, so two drainers never run the same entry). Upstream order: the
- * TaintManagerEviction Event, then up to deletePodRetries attempts of addConditionAndDeletePod
- * deletePodRetryInterval apart, then the entry is completed whatever the outcome (upstream only logs the
- * error).
- */
-async function firePodEvictions(
-  deps: DrainerDeps,
-  executor: DecidingExecutor,
-  now: EpochMillis,
-): Promise<{ result: PodDeletionResult; capped: boolean }> {
-  const { config, stores, observer, signal } = deps;
-  const cluster = config.cluster;
-  const opts = signal === undefined ? {} : { signal };
-  const max = deps.maxPodDeletionsPerRun ?? DefaultMaxPodDeletionsPerRun;
-  const deletionDeps = {
-    cluster: deps.cluster,
-    observer,
-    dryRun: config.dryRun,
-    ...(deps.sleep !== undefined && { sleep: deps.sleep }),
-  };
-  const due = await stores.podEvictions.dueEvictions(cluster, now, opts);
-  const result = { deleted: 0, alreadyGone: 0, failed: 0, skipped: 0, shadowed: 0 };
-  for (const eviction of due.slice(0, max)) {
-    if (!(await stores.podEvictions.startFiring(cluster, eviction.key, eviction.token, opts))) {
-      result.skipped++;
-      continue;
-    }
-    const deleted = await deletePodHandler(
-      deletionDeps,
-      executor,
-      {
-        key: eviction.key,
-        // Bound to the pod the eviction was decided for: a pod re-created under the name is left alone.
-        ...(eviction.uid !== undefined && { uid: eviction.uid }),
-        nodeName: eviction.nodeName,
-        why: "taint eviction: the pod does not tolerate the node's NoExecute taint for longer",
-        inputs: podEvictionInputs(eviction),
-      },
-      opts,
-    );
-    if (deleted === undefined) result.shadowed++;
-    else if (!deleted.ok) result.failed++;
-    else if (deleted.podWasGone) result.alreadyGone++;
-    else result.deleted++;
-    await stores.podEvictions.complete(cluster, eviction.key, eviction.token, opts);
-  }
-  return { result, capped: due.length > max };
-}
-
-/** The timer's instants, for the trail (deletePodHandler adds the pod). */
-function podEvictionInputs(eviction: PodEviction): Record<string, JsonValue> {
-  return {
-    createdAt: new Date(eviction.createdAt).toISOString(),
-    fireAt: new Date(eviction.fireAt).toISOString(),
-  };
 }
