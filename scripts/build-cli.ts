@@ -110,6 +110,7 @@ export async function buildCli(): Promise<{ ms: number; bytes: number; files: nu
   const staging = `${CliOutDir}.${process.pid}.tmp`;
   await rm(staging, { recursive: true, force: true });
   await mkdir(staging, { recursive: true });
+  // A failed build (a source that does not compile) leaves the current build as it was.
   const result = await build({
     absWorkingDir: root,
     entryPoints: { main: 'cli/main.ts' },
@@ -135,6 +136,9 @@ export async function buildCli(): Promise<{ ms: number; bytes: number; files: nu
     metafile: true,
     logLevel: 'warning',
     plugins: [sourceLocation, noLazyPackages],
+  }).catch(async (error: unknown) => {
+    await rm(staging, { recursive: true, force: true });
+    throw error;
   });
   const inputs = Object.keys(result.metafile.inputs)
     .filter((path) => !path.includes('node_modules/'))
