@@ -275,7 +275,7 @@ dryRun}.
 
 Examples:
   nlc explain ip-10-0-1-17.eu-west-1.compute.internal --stage prod --region eu-west-1
-  nlc explain a-1 --endpoint http://127.0.0.1:8000 --limit 10 -o wide`;
+  nlc explain a-1 --limit 10 -o wide            # next to a running npm start`;
 
 export function explainCommand(ctx: CommandContext): Command {
   return addStoreOptions(new Command('explain'))

@@ -231,7 +231,7 @@ processAt, due}, processedOnce[]}, podEvictions[] {pod, node, createdAt, fireAt,
 due, inSeconds}.
 
 Examples:
-  nlc queue --endpoint http://127.0.0.1:8000
+  nlc queue                                      # next to a running npm start
   nlc queue --stage prod --region eu-west-1 --at 2026-01-29T09:05:00Z -o yaml`;
 
 export function queueCommand(ctx: CommandContext): Command {

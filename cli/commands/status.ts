@@ -346,7 +346,7 @@ probe, probeAgeSeconds, leaseRenewTime, eviction {position, processAt, processed
 registered, retry, deleted}.
 
 Examples:
-  nlc status --endpoint http://127.0.0.1:8000
+  nlc status                                     # next to a running npm start
   nlc status --stage prod --region eu-west-1 --cluster prod -o wide`;
 
 export function statusCommand(ctx: CommandContext): Command {
