@@ -61,6 +61,7 @@ const FUNCTION_NAMES = Object.keys(FUNCTIONS) as FunctionName[];
 const logicalId = (fn: string): string => `${fn[0]?.toUpperCase() ?? ''}${fn.slice(1)}`;
 
 let outDir: string;
+let packTmp: string;
 let template: Template;
 
 const ofType = (type: string): [string, Resource][] =>
@@ -76,6 +77,9 @@ const asList = <T>(value: T | readonly T[] | undefined): readonly T[] =>
 
 beforeAll(async () => {
   outDir = await mkdtemp(join(tmpdir(), 'nlc-package-'));
+  // serverless-esbuild zips each function in a folder of the system temp directory and leaves it
+  // behind when the folder is not empty: give the packager a temp directory that afterAll removes.
+  packTmp = await mkdtemp(join(tmpdir(), 'nlc-package-tmp-'));
   const osls = join(root, 'node_modules', '.bin', 'osls');
   await promisify(execFile)(
     osls,
@@ -93,6 +97,7 @@ beforeAll(async () => {
       env: {
         ...process.env,
         SLS_TELEMETRY_DISABLED: '1',
+        TMPDIR: packTmp,
         AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
       },
       timeout: 120_000,
@@ -106,6 +111,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await rm(outDir, { recursive: true, force: true });
+  await rm(packTmp, { recursive: true, force: true });
 });
 
 describe('serverless package (stage test)', () => {
