@@ -6,11 +6,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { encodeInstant, encodeNodeObject } from '../../../../shared/adapters/dynamodb/codec.js';
 import { encodeHealthRow } from '../../../../shared/adapters/dynamodb/healthRows.js';
-import {
-  isTruncatedText,
-  nodeConditionToPatch,
-  truncateText,
-} from '../../../../shared/adapters/kubernetes/mapping.js';
+import { isTruncatedText, truncateText } from '../../../../shared/adapters/kubernetes/bounds.js';
+import { nodeConditionToPatch } from '../../../../shared/adapters/kubernetes/mapping.js';
 import { getMatchingTolerations, getMinTolerationTime } from '../../../../shared/domain/tolerations.js';
 import type { Node, NodeCondition, Taint, Toleration } from '../../../../shared/domain/types.js';
 import {
