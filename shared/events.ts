@@ -16,7 +16,7 @@ import { Buffer } from 'node:buffer';
 import { EventBridgeSchema } from '@aws-lambda-powertools/parser/schemas/eventbridge';
 import { z } from 'zod';
 import { LabelArch, LabelArchStable, LabelOS, LabelOSStable } from './domain/nodeLabels.js';
-import type { EpochMillis, Node, Pod } from './domain/types.js';
+import type { Node, Pod } from './domain/types.js';
 import {
   LabelNodeExcludeDisruption,
   LabelTopologyRegion,
@@ -26,26 +26,53 @@ import {
 } from './domain/zones.js';
 import { EventEncodeError, EventParseError } from './errors.js';
 import {
-  describeInput,
-  formatWireTime,
-  isDNS1123Label,
-  isDNS1123Subdomain,
-  isLabelKey,
-  isLabelValue,
-  MaxEpochMillis,
-  MinEpochMillis,
-  parseWireTime,
-} from './wireFormat.js';
+  MaxConditionMessageBytes,
+  MaxConditionReasonBytes,
+  MaxConditionTypeBytes,
+  MaxNodeConditions,
+  MaxNodeLabels,
+  MaxNodeTaints,
+  MaxPodTextBytes,
+  MaxPodTolerations,
+  MaxTaintKeyBytes,
+  MaxTaintValueBytes,
+  MaxTruncationNoteBytes,
+  MaxTruncationNotes,
+  wireBytes,
+} from './eventBounds.js';
+import {
+  ClusterName,
+  discriminatorError,
+  LabelKey,
+  LabelValue,
+  NamespaceName,
+  NodeName,
+  NonEmpty,
+  NonNegativeInt,
+  PodName,
+  schemaVersionError,
+  Time,
+} from './eventPrimitives.js';
+import {
+  HeartbeatDigestDetail,
+  type HeartbeatDigest,
+  type HeartbeatDigestWire,
+} from './heartbeatDigestWire.js';
+import { describeInput, isDNS1123Subdomain } from './wireFormat.js';
 
 export { formatWireTime, MaxEpochMillis, MinEpochMillis, parseWireTime } from './wireFormat.js';
+export { EventSchemaVersion } from './eventPrimitives.js';
+export {
+  HeartbeatDigestDetail,
+  type HeartbeatDigest,
+  type HeartbeatDigestWire,
+} from './heartbeatDigestWire.js';
 
 /** The `source` of every event the relay sends. */
 export const RelaySource = 'nlc.relay';
 export const NodeChangedDetailType = 'Node Changed';
 export const HeartbeatDigestDetailType = 'Heartbeat Digest';
 export const PodChangedDetailType = 'Pod Changed';
-/** The schemaVersion this build writes and reads (see docs/events.md, "Versioning"). */
-export const EventSchemaVersion = 1;
 
 /**
  * The node labels the controller reads, and so the only ones a Node Changed event carries: zone and
@@ -64,109 +91,7 @@ export const ControllerLabelKeys: readonly string[] = Object.freeze([
   LabelArch,
 ]);
 
-// ---------------------------------------------------------------------------------------------------
-// Primitives: times (RFC 3339 on the wire, EpochMillis in the domain; see wireFormat.ts) and names as
-// the API server validates them, so a reader never has to cope with anything else.
-
-const notADate = (iss: { readonly input?: unknown }): string =>
-  `expected an ISO 8601 date, got ${describeInput(iss.input)}`;
-
-const EpochMillisSchema = z.int().min(MinEpochMillis).max(MaxEpochMillis);
-const WireTimeString = z
-  .string({ error: notADate })
-  .refine((text) => parseWireTime(text) !== undefined, { error: notADate });
-/** A time: ISO string on the wire, EpochMillis in the domain. */
-const Time = z.codec(WireTimeString, EpochMillisSchema, {
-  decode: (text) => parseWireTime(text) ?? Number.NaN, // always defined: the string was validated
-  encode: formatWireTime,
-});
-
-const ClusterName = z.string().refine(isDNS1123Label, {
-  error: (iss) => `expected a cluster name (a DNS-1123 label), got ${describeInput(iss.input)}`,
-});
-const NodeName = z.string().refine(isDNS1123Subdomain, {
-  error: (iss) => `expected a node name (a DNS-1123 subdomain), got ${describeInput(iss.input)}`,
-});
-const PodName = z.string().refine(isDNS1123Subdomain, {
-  error: (iss) => `expected a pod name (a DNS-1123 subdomain), got ${describeInput(iss.input)}`,
-});
-const NamespaceName = z.string().refine(isDNS1123Label, {
-  error: (iss) => `expected a namespace (a DNS-1123 label), got ${describeInput(iss.input)}`,
-});
-const LabelKey = z.string().refine(isLabelKey, {
-  error: (iss) => `expected a label key, got ${describeInput(iss.input)}`,
-});
-const LabelValue = z.string().refine(isLabelValue, {
-  error: (iss) => `expected a label value, got ${describeInput(iss.input)}`,
-});
-const NonEmpty = z.string().min(1);
-const NonNegativeInt = z
-  .int()
-  .min(0, { error: (iss) => `expected an integer >= 0, got ${describeInput(iss.input)}` });
-
-// ---------------------------------------------------------------------------------------------------
-// Bounds: what one node or pod can put into an event (and, through node-taints, into its Nodes item).
-//
-// A node writes its own status, so anything the API server does not validate is bounded here, and the
-// shared mapping (shared/adapters/kubernetes/mapping.ts nodeFromV1 / podFromV1) cuts or drops what
-// exceeds them, saying so. Where a bound comes from:
-// - API-validated, relied on: names (253), label keys (317: a 253-byte prefix, '/', a 63-byte name) and
-//   values (63), taint keys and values (the same, validateNodeTaints), toleration keys and values (the
-//   same, ValidateTolerations). The mapping drops a taint or a controller label over them (a conforming
-//   server never has one), and a pod's tolerations over them end the list (see podFromV1).
-// - metav1.Condition's own limits, the API's standard condition type: condition type 316 bytes. A node
-//   condition with a longer type is dropped (the controller reads five short ones).
-// - Ours: a condition reason 256 bytes (metav1.Condition allows 1,024 for "a single CamelCase word"),
-//   a message 2,048 bytes (metav1.Condition allows 32,768), 32 conditions, 64 taints, 32 labels, 128
-//   tolerations, a pod's status.reason and controller kind 256 bytes each. Nothing in the API bounds
-//   them but the 1.5 MB object limit of etcd.
-// Text is measured as what EventBridge counts: the UTF-8 bytes of its JSON encoding (an escaped control
-// character is 6 bytes); DynamoDB stores the raw UTF-8, never more.
-//
-// Worst cases, every field at its bound at once (test/unit/adapters/kubernetes/bounds.test.ts measures
-// them, test/faults/hugeNodeConditionMessage.test.ts stores the worst node in dynalite):
-// - Node Changed: 32 conditions × (316 + 256 + 2,048 + ~150 of names and times) ≈ 89 KB, 64 taints ×
-//   (317 + 63 + ~80) ≈ 29 KB, as many old NoExecute taints ≈ 29 KB, labels and notes ≈ 8 KB: ≈ 155 KB
-//   (measured 153,742 bytes), under the 256 KB entry limit EventBridge has in every partition.
-// - Pod Changed: 2 × 128 tolerations × (317 + 63 + ~100) ≈ 123 KB plus names (measured 123,699 bytes).
-// - A Nodes item: the conditions twice (the node copy, and the monitor's saved status with up to four
-//   it adds) ≈ 2 × 88 KB, taints ≈ 29 KB: ≈ 210 KB (measured 211,586 bytes), about half DynamoDB's
-//   400 KB item limit.
-
-/** Bytes of a condition's type (metav1.Condition's limit); a condition with a longer type is dropped. */
-export const MaxConditionTypeBytes = 316;
-/** Bytes of a condition's reason; a longer one is cut, ending in the truncation marker. */
-export const MaxConditionReasonBytes = 256;
-/** Bytes of a condition's message; a longer one is cut, ending in the truncation marker. */
-export const MaxConditionMessageBytes = 2_048;
-/** Conditions of a node; the controller's own types are kept first. */
-export const MaxNodeConditions = 32;
-/** Taints of a node; the node controller's own, then NoExecute ones, are kept first. */
-export const MaxNodeTaints = 64;
-/** Labels of a node (the relay sends only the nine the controller reads). */
-export const MaxNodeLabels = 32;
-/** Bytes of a taint or toleration key: a qualified name, as the API server validates it. */
-export const MaxTaintKeyBytes = 317;
-/** Bytes of a taint or toleration value: a label value, as the API server validates it. */
-export const MaxTaintValueBytes = 63;
-/** Tolerations of a pod; past it, the pod is never evicted for a taint the dropped ones decide. */
-export const MaxPodTolerations = 128;
-/** Bytes of a pod's status.reason and of its controller's kind; longer ones are cut. */
-export const MaxPodTextBytes = 256;
-/** Notes on what the mapping cut or dropped from one node, and the bytes of each. */
-export const MaxTruncationNotes = 16;
-export const MaxTruncationNoteBytes = 512;
-
-/**
- * The bytes `text` takes in a JSON document, without its quotes: UTF-8, with JSON.stringify's
- * escapes (`\"`, `\n`, `\u0001`, a lone surrogate as `\udXXX`). The unit of every text bound.
- *
- * @example wireBytes('a"b') // 4
- */
-export function wireBytes(text: string): number {
-  return Buffer.byteLength(JSON.stringify(text), 'utf8') - 2;
-}
-
+// Texts and lists within their bounds (eventBounds.ts says where each comes from).
 const boundedText = (what: string, max: number) =>
   z.string().refine((text) => text.length * 6 <= max || wireBytes(text) <= max, {
     error: (iss) =>
@@ -179,27 +104,6 @@ const boundedList = <T extends z.ZodType>(item: T, what: string, max: number) =>
     .readonly();
 const describeLength = (input: unknown): string =>
   Array.isArray(input) ? String(input.length) : describeInput(input);
-
-/**
- * The message for a discriminated union whose key matched no option. Typed loosely on purpose: zod's
- * type says only union issues reach it, but a non-object input raises invalid_type through it too.
- */
-function discriminatorError(
-  key: string,
-  message: (value: unknown) => string,
-): (iss: { readonly code?: string; readonly input?: unknown }) => string | undefined {
-  return (iss) => {
-    if (iss.code !== 'invalid_union') return undefined;
-    const input = iss.input;
-    return message(typeof input === 'object' && input !== null ? Reflect.get(input, key) : undefined);
-  };
-}
-
-const schemaVersionError = discriminatorError('schemaVersion', (version) =>
-  version === undefined
-    ? `missing: this consumer reads schemaVersion ${EventSchemaVersion}`
-    : `unsupported schemaVersion ${describeInput(version)}: this consumer reads schemaVersion ${EventSchemaVersion}`,
-);
 
 // ---------------------------------------------------------------------------------------------------
 // Node Changed
@@ -328,158 +232,6 @@ export const PodChangedDetail = z.discriminatedUnion('schemaVersion', [PodChange
 });
 export type PodChanged = z.output<typeof PodChangedDetail>;
 export type PodChangedWire = z.input<typeof PodChangedDetail>;
-
-// ---------------------------------------------------------------------------------------------------
-// Heartbeat Digest
-//
-// On the wire, probes are ages: milliseconds before observedAt (small integers, exact, so observedAt -
-// age gives back the same instant in every digest and a probe never seems to move). Node names are
-// split into three levels, because cloud node names share long parts: the DNS domain (after the first
-// dot, "" when none), the prefix of the first label up to its last dash ("" when none) and the rest:
-//   ip-10-0-12-7.eu-west-1.compute.internal → probeAges["eu-west-1.compute.internal"]["ip-10-0-12"]["7"]
-//   gke-prod-pool-1-4f3a2b1c-x7k2           → probeAges[""]["gke-prod-pool-1-4f3a2b1c"]["x7k2"]
-// The split is a bijection on valid node names (the rest has no dash, the prefix no dot), and it halves
-// the size of a 5,000-node digest compared with grouping by domain only (docs/events.md, "Size").
-
-const NodeDomain = z.string().refine((s) => s === '' || isDNS1123Subdomain(s), {
-  error: (iss) => `expected the domain of a node name (or ""), got ${describeInput(iss.input)}`,
-});
-// Lengths: a subdomain's labels are not limited to 63 characters by the API server, only the whole
-// name to 253 (checked below on the joined name).
-const NodePrefix = z.string().refine((s) => s === '' || (s.length <= 251 && /^[a-z0-9][-a-z0-9]*$/.test(s)), {
-  error: (iss) => `expected a node name prefix (or ""), got ${describeInput(iss.input)}`,
-});
-const NodeSuffix = z.string().refine((s) => s.length <= 253 && /^[a-z0-9]+$/.test(s), {
-  error: (iss) => `expected the end of a node name's first label, got ${describeInput(iss.input)}`,
-});
-
-/** A node name as the digest's (domain, prefix, suffix) levels. */
-function splitNodeName(name: string): { domain: string; prefix: string; suffix: string } {
-  const dot = name.indexOf('.');
-  const host = dot < 0 ? name : name.slice(0, dot);
-  const dash = host.lastIndexOf('-');
-  return {
-    domain: dot < 0 ? '' : name.slice(dot + 1),
-    prefix: dash < 0 ? '' : host.slice(0, dash),
-    suffix: host.slice(dash + 1),
-  };
-}
-
-function joinNodeName(domain: string, prefix: string, suffix: string): string {
-  const host = prefix === '' ? suffix : `${prefix}-${suffix}`;
-  return domain === '' ? host : `${host}.${domain}`;
-}
-
-/**
- * A JSON key `__proto__` is an own property of what JSON.parse returns, but a record parser assigns it
- * to a fresh object, where it sets the prototype instead: the entry would vanish instead of failing as
- * the invalid name it is. Names it, at any level of probeAges.
- */
-function rejectProtoKeys(value: unknown, ctx: z.RefinementCtx): void {
-  const visit = (node: unknown, path: string[], depth: number): void => {
-    if (depth > 2 || typeof node !== 'object' || node === null) return;
-    if (Object.hasOwn(node, '__proto__')) {
-      ctx.addIssue({
-        code: 'custom',
-        path,
-        message: 'expected a node name level, got "__proto__"',
-        input: node,
-      });
-    }
-    for (const [key, child] of Object.entries(node)) visit(child, [...path, key], depth + 1);
-  };
-  visit(value, [], 0);
-}
-
-const PartSchema = z
-  .object({ index: NonNegativeInt, count: z.int().min(1) })
-  .refine((part) => part.index < part.count, { path: ['index'], error: 'expected an index below count' });
-
-const HeartbeatDigestV1 = z
-  .object({
-    schemaVersion: z.literal(1),
-    cluster: ClusterName,
-    relayId: z.string().min(1).max(253),
-    leaderSince: Time,
-    sequence: NonNegativeInt,
-    observedAt: Time,
-    /**
-     * Relay-clock instant since which this relay has observed the node Leases without interruption (its
-     * lease informer's first list). Optional on the wire (relays before it): leaderSince stands in.
-     */
-    observingSince: Time.optional(),
-    part: PartSchema,
-    probeAges: z
-      .unknown()
-      .superRefine(rejectProtoKeys)
-      .pipe(z.record(NodeDomain, z.record(NodePrefix, z.record(NodeSuffix, NonNegativeInt)))),
-  })
-  .superRefine(({ observedAt, probeAges }, ctx) => {
-    // What the levels cannot check on their own: the whole name, and the instant the age points to.
-    for (const [domain, prefixes] of Object.entries(probeAges)) {
-      for (const [prefix, suffixes] of Object.entries(prefixes)) {
-        for (const [suffix, age] of Object.entries(suffixes)) {
-          const path = ['probeAges', domain, prefix, suffix];
-          if (joinNodeName(domain, prefix, suffix).length > 253) {
-            ctx.addIssue({ code: 'custom', path, message: 'expected a node name of at most 253 characters' });
-          }
-          if (observedAt - age < MinEpochMillis) {
-            ctx.addIssue({ code: 'custom', path, message: 'expected an age within years 0000-9999' });
-          }
-        }
-      }
-    }
-  });
-
-const HeartbeatDigestDomain = z.object({
-  schemaVersion: z.literal(1),
-  cluster: ClusterName,
-  relayId: z.string().min(1).max(253),
-  leaderSince: EpochMillisSchema,
-  sequence: NonNegativeInt,
-  observedAt: EpochMillisSchema,
-  observingSince: EpochMillisSchema,
-  part: PartSchema,
-  probes: z.map(NodeName, EpochMillisSchema),
-});
-
-function compareStrings(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
-/**
- * The detail of a `Heartbeat Digest` event. Parsing yields a {@link HeartbeatDigest} whose `probes`
- * maps node names to the relay-clock instant of their last observed probe.
- */
-export const HeartbeatDigestDetail = z.codec(
-  z.discriminatedUnion('schemaVersion', [HeartbeatDigestV1], { error: schemaVersionError }),
-  HeartbeatDigestDomain,
-  {
-    decode: ({ probeAges, observingSince, ...rest }) => {
-      const probes = new Map<string, EpochMillis>();
-      for (const [domain, prefixes] of Object.entries(probeAges)) {
-        for (const [prefix, suffixes] of Object.entries(prefixes)) {
-          for (const [suffix, age] of Object.entries(suffixes)) {
-            probes.set(joinNodeName(domain, prefix, suffix), rest.observedAt - age);
-          }
-        }
-      }
-      return { ...rest, observingSince: observingSince ?? rest.leaderSince, probes };
-    },
-    encode: ({ probes, ...rest }) => {
-      // Sorted, so equal digests encode to equal bytes.
-      const names = [...probes.keys()].sort(compareStrings);
-      const probeAges: Record<string, Record<string, Record<string, number>>> = {};
-      for (const name of names) {
-        const { domain, prefix, suffix } = splitNodeName(name);
-        ((probeAges[domain] ??= {})[prefix] ??= {})[suffix] = rest.observedAt - (probes.get(name) ?? 0);
-      }
-      return { ...rest, probeAges };
-    },
-  },
-);
-export type HeartbeatDigest = z.output<typeof HeartbeatDigestDetail>;
-export type HeartbeatDigestWire = z.input<typeof HeartbeatDigestDetail>;
 
 // ---------------------------------------------------------------------------------------------------
 // Whole events, for Powertools' parser without an envelope (the detail type and source are checked too).

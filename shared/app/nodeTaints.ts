@@ -14,7 +14,7 @@
 //   lister read does, so a write that already succeeded is not repeated.
 // - Upstream logs a failed write and drops it ("requeue it" is a TODO). Here the invocation throws
 //   after attempting both steps, so Lambda retries the event; the writes are idempotent.
-// - A node whose own content is over the bounds of the controller's copy (shared/events.ts, "Bounds")
+// - A node whose own content is over the bounds of the controller's copy (shared/eventBounds.ts)
 //   is stored cut, and a `truncated` decision says what was cut, so `nlc explain` shows it.
 import type { ControllerConfig } from '../config.js';
 import { DecidingExecutor, describeResult } from './decisions.js';

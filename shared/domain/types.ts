@@ -44,7 +44,7 @@ export interface Node {
   readonly unschedulable: boolean;
   readonly conditions: readonly NodeCondition[];
   /**
-   * What the trimming cut or dropped to keep the copy within its bounds (shared/events.ts, "Bounds"),
+   * What the trimming cut or dropped to keep the copy within its bounds (shared/eventBounds.ts),
    * one note per field; absent when nothing was. No decision reads it: it is said in the Decisions trail.
    */
   readonly truncated?: readonly string[];

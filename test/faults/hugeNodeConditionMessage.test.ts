@@ -6,7 +6,7 @@
 // another node that died was never marked Unknown nor tainted. At 450 KB the Node Changed event itself
 // could not be stored and was lost after its retries. Now the one mapping the relay and the functions
 // share (nodeFromV1) bounds what a node can make the controller carry, says so, and nothing cut is ever
-// written back to the cluster (shared/events.ts, "Bounds").
+// written back to the cluster (shared/eventBounds.ts).
 //
 // Real pieces: the relay's shaping and the event contract (encode, JSON, parse), node-taints, the
 // monitor, the Kubernetes API simulator over HTTPS through the cluster adapter, and dynalite, which

@@ -171,7 +171,7 @@ const TaintSchema = z.object({
 
 /**
  * The stored node object: the trimmed node without its name (the sort key) and resourceVersion (an
- * attribute). Its size is bounded by the mapping's bounds (shared/events.ts, "Bounds"): at most about
+ * attribute). Its size is bounded by the mapping's bounds (shared/eventBounds.ts): at most about
  * 120 KB, and the monitor's saved conditions (healthRows.ts) about as much again, so a Nodes item stays
  * near half of DynamoDB's 400 KB whatever the node writes into its own status.
  */

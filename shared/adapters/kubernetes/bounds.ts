@@ -1,5 +1,5 @@
 // Bounding what one node or pod can make the controller carry (the bounds and their sources:
-// shared/events.ts, "Bounds"), for the mapping (mapping.ts), the one place both the relay and the
+// shared/eventBounds.ts), for the mapping (mapping.ts), the one place both the relay and the
 // functions read objects. A text over its bound is cut and ends in a marker saying how many bytes went
 // ("… [truncated 202,752 bytes]"); a list over its bound keeps what the controller reads first and drops
 // the rest; a node says what was cut in `truncated` (TruncationNotes).
@@ -26,7 +26,7 @@ import {
   MaxTaintValueBytes,
   MaxTruncationNotes,
   wireBytes,
-} from '../../events.js';
+} from '../../eventBounds.js';
 
 const count = (n: number): string => n.toLocaleString('en-US');
 const truncationMarker = (droppedBytes: number): string => `… [truncated ${count(droppedBytes)} bytes]`;

@@ -10,8 +10,8 @@
 // clamped to a safe integer. Only the labels the controller reads (ControllerLabelKeys) are kept, so a
 // change of any other label can never look like a change the controller cares about.
 // Bounding: a node writes its own status, so what it can make the controller carry is bounded here, the
-// one place both the relay and the functions read objects (bounds and their sources: shared/events.ts,
-// "Bounds"). A text over its bound is cut and ends in a marker saying how many bytes went ("… [truncated
+// one place both the relay and the functions read objects (bounds and their sources:
+// shared/eventBounds.ts). A text over its bound is cut and ends in a marker saying how many bytes went ("… [truncated
 // 202,752 bytes]"); a list over its bound keeps what the controller reads first and drops the rest. A
 // node says what was cut in `truncated`. Nothing is ever written back from a cut copy: status writes
 // leave cut fields out (nodeConditionToPatch), taint writes read the whole list (allTaintsFromV1).
@@ -30,7 +30,8 @@ import type {
   Toleration,
   TolerationOperator,
 } from '../../domain/types.js';
-import { ControllerLabelKeys, MaxPodTextBytes } from '../../events.js';
+import { MaxPodTextBytes } from '../../eventBounds.js';
+import { ControllerLabelKeys } from '../../events.js';
 import { isLabelValue, parseWireTime } from '../../wireFormat.js';
 import {
   boundConditions,

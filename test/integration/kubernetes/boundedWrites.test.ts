@@ -1,4 +1,4 @@
-// The cluster adapter's writes from a bounded node copy (shared/events.ts, "Bounds") against the API
+// The cluster adapter's writes from a bounded node copy (shared/eventBounds.ts) against the API
 // simulator: a status write sends only the conditions it lists, merged by type, and never a text the
 // mapping cut; a taint write sends back every taint of the node, not the copy's 64.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// The bounds of what one node or pod can make the controller carry (shared/events.ts, "Bounds"), applied
+// The bounds of what one node or pod can make the controller carry (shared/eventBounds.ts), applied
 // in the one mapping the relay and the functions share (shared/adapters/kubernetes/mapping.ts): texts cut
 // with a marker, lists cut keeping what the controller reads, and the worst case, every field at or past
 // its bound at once, measured against EventBridge's and DynamoDB's limits.
@@ -17,10 +17,12 @@ import {
   MaxNodeTaints,
   MaxPodTolerations,
   MaxTruncationNotes,
+  wireBytes,
+} from '../../../../shared/eventBounds.js';
+import {
   encodeDetail,
   parseNodeChanged,
   parsePodChanged,
-  wireBytes,
   type NodeChanged,
   type OutgoingEvent,
 } from '../../../../shared/events.js';
