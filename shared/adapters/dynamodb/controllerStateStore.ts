@@ -13,6 +13,9 @@
 // Concurrency: the cluster row's metaVersion is claimed first on every commit, so of two monitors
 // that loaded the same state only one writes anything; every other row is conditional on its own
 // version as well. Queue changes that raced with the drainer are merged (zoneQueues.ts).
+//
+// One concern, kept whole: one class whose load, refresh and commit share the LoadedState's versions;
+// the row codecs it uses are already in modules of their own (codec.ts, clusterRows.ts, healthRows.ts).
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { RateLimitedTimedQueue } from '../../domain/rateLimitedTimedQueue.js';
 import type { ZoneState } from '../../domain/types.js';
