@@ -5,8 +5,8 @@
 // missing required properties, structural type mismatches (an object where a list belongs, ...), Ref /
 // Fn::GetAtt / Fn::Sub / DependsOn / Condition targets, and GetAtt attribute names. Values behind intrinsic
 // functions are not type-checked, and enums are not checked (the spec's allowed values lag behind the
-// service). checkTemplatePolicies adds what the spec cannot say about access (TLS-only queues, service
-// permissions scoped to their source, bounded event ages); the CLI runs both.
+// service). checkTemplatePolicies (templatePolicies.ts) adds what the spec cannot say about access
+// (TLS-only queues, service permissions scoped to their source, bounded event ages); the CLI runs both.
 //
 // CLI: npx tsx scripts/validate-template.ts <template.json>...   (exit 0 clean, 1 issues, 2 bad input)
 import { readFile } from 'node:fs/promises';
@@ -19,38 +19,23 @@ import type {
   SpecDatabase,
   TypeDefinition,
 } from '@aws-cdk/service-spec-types';
-import { z } from 'zod';
+import type { z } from 'zod';
+import { checkTemplatePolicies } from './templatePolicies.js';
+import {
+  isPlainObject,
+  TemplateSchema,
+  type ResourceSchema,
+  type Template,
+  type TemplateIssue,
+} from './templateOutline.js';
 
-/** One problem, located by a dotted path into the template (`Resources.Table.Properties.BillingMode`). */
-export interface TemplateIssue {
-  readonly path: string;
-  readonly message: string;
-}
+export type { TemplateIssue } from './templateOutline.js';
 
 export interface TemplateReport {
   /** Number of resources checked. */
   readonly resources: number;
   readonly issues: readonly TemplateIssue[];
 }
-
-// Where the template enters: only the outline is checked here; the spec checks the rest.
-const ResourceSchema = z.looseObject({
-  Type: z.string().min(1),
-  Properties: z.record(z.string(), z.unknown()).optional(),
-  DependsOn: z.union([z.string(), z.array(z.string())]).optional(),
-  Condition: z.string().optional(),
-  DeletionPolicy: z.enum(['Delete', 'Retain', 'RetainExceptOnCreate', 'Snapshot']).optional(),
-  UpdateReplacePolicy: z.enum(['Delete', 'Retain', 'Snapshot']).optional(),
-});
-
-const TemplateSchema = z.looseObject({
-  Parameters: z.record(z.string(), z.unknown()).optional(),
-  Conditions: z.record(z.string(), z.unknown()).optional(),
-  Resources: z.record(z.string(), ResourceSchema),
-  Outputs: z.record(z.string(), z.unknown()).optional(),
-});
-
-type Template = z.infer<typeof TemplateSchema>;
 
 const RESOURCE_KEYS = new Set([
   'Type',
@@ -298,151 +283,6 @@ class Checker {
   private checkConditionName(name: string, path: string): void {
     if (!(name in (this.template.Conditions ?? {}))) this.report(path, `condition ${name} is not defined`);
   }
-}
-
-// ---------------------------------------------------------------------------------------------------
-// Access rules the spec cannot express
-
-interface PolicyStatement {
-  readonly Effect?: unknown;
-  readonly Principal?: unknown;
-  readonly Action?: unknown;
-  readonly Condition?: unknown;
-}
-
-const listOf = (value: unknown): readonly unknown[] =>
-  value === undefined ? [] : Array.isArray(value) ? value : [value];
-
-function statementsOf(document: unknown): PolicyStatement[] {
-  if (!isPlainObject(document)) return [];
-  return listOf(document.Statement).filter(isPlainObject);
-}
-
-/** The principal of a statement: '*', a service name, or undefined for anything else (an account, an ARN). */
-function principalOf(statement: PolicyStatement): { readonly any: boolean; readonly services: string[] } {
-  const principal = statement.Principal;
-  if (principal === '*') return { any: true, services: [] };
-  if (!isPlainObject(principal)) return { any: false, services: [] };
-  const aws = listOf(principal.AWS);
-  const services = listOf(principal.Service).filter((s): s is string => typeof s === 'string');
-  return { any: aws.includes('*'), services };
-}
-
-function conditionKeys(statement: PolicyStatement): Set<string> {
-  const keys = new Set<string>();
-  if (!isPlainObject(statement.Condition)) return keys;
-  for (const operator of Object.values(statement.Condition)) {
-    if (isPlainObject(operator)) for (const key of Object.keys(operator)) keys.add(key.toLowerCase());
-  }
-  return keys;
-}
-
-function deniesInsecureTransport(statement: PolicyStatement): boolean {
-  if (statement.Effect !== 'Deny' || !principalOf(statement).any) return false;
-  if (!listOf(statement.Action).some((a) => a === 'sqs:*' || a === '*')) return false;
-  const bool = isPlainObject(statement.Condition) ? statement.Condition.Bool : undefined;
-  const value = isPlainObject(bool) ? bool['aws:SecureTransport'] : undefined;
-  return value === 'false' || value === false;
-}
-
-/** Lambda's default: asynchronous events are retried for up to 6 hours. */
-const LAMBDA_DEFAULT_EVENT_AGE = 21_600;
-
-/**
- * Access rules of a template that the resource specification does not express:
- * - every SQS queue is covered by a QueuePolicy that denies every action when aws:SecureTransport is
- *   false, and no queue policy allows everyone, or a service without aws:SourceArn / aws:SourceAccount;
- * - every Lambda permission for a service names its source (SourceArn and SourceAccount), and none is
- *   for everyone;
- * - every asynchronous-invocation config bounds the event age below Lambda's 6 hours, and every rule
- *   target's retry policy bounds it below EventBridge's 24 hours.
- *
- * @example
- * const issues = checkTemplatePolicies(JSON.parse(await readFile('template.json', 'utf8')));
- */
-export function checkTemplatePolicies(template: unknown): TemplateIssue[] {
-  const parsed = TemplateSchema.safeParse(template);
-  if (!parsed.success) return [];
-  const resources = Object.entries(parsed.data.Resources);
-  const issues: TemplateIssue[] = [];
-  const queuePolicies = resources.filter(([, r]) => r.Type === 'AWS::SQS::QueuePolicy');
-
-  for (const [id, resource] of resources) {
-    const path = `Resources.${id}`;
-    const properties = resource.Properties ?? {};
-    switch (resource.Type) {
-      case 'AWS::SQS::Queue': {
-        const covered = queuePolicies.some(
-          ([, policy]) =>
-            listOf(policy.Properties?.Queues).some((q) => isPlainObject(q) && q.Ref === id) &&
-            statementsOf(policy.Properties?.PolicyDocument).some(deniesInsecureTransport),
-        );
-        if (!covered) {
-          issues.push({
-            path,
-            message: `queue ${id} accepts requests without TLS: no QueuePolicy denies sqs:* to every principal when aws:SecureTransport is false`,
-          });
-        }
-        break;
-      }
-      case 'AWS::SQS::QueuePolicy':
-        statementsOf(properties.PolicyDocument).forEach((statement, i) => {
-          if (statement.Effect !== 'Allow') return;
-          const where = `${path}.Properties.PolicyDocument.Statement.${i}`;
-          const { any, services } = principalOf(statement);
-          if (any) issues.push({ path: where, message: 'allows every principal' });
-          const keys = conditionKeys(statement);
-          if (services.length > 0 && !keys.has('aws:sourcearn') && !keys.has('aws:sourceaccount')) {
-            issues.push({
-              path: where,
-              message: `allows ${services.join(', ')} for any source: add an aws:SourceArn or aws:SourceAccount condition`,
-            });
-          }
-        });
-        break;
-      case 'AWS::Lambda::Permission': {
-        const principal = properties.Principal;
-        if (principal === '*') issues.push({ path, message: 'lets every principal invoke the function' });
-        else if (typeof principal === 'string' && principal.endsWith('.amazonaws.com')) {
-          for (const key of ['SourceArn', 'SourceAccount']) {
-            if (!(key in properties)) {
-              issues.push({
-                path: `${path}.Properties.${key}`,
-                message: `${principal} may invoke the function without ${key}: any ${key === 'SourceArn' ? 'resource' : 'account'} of that service could`,
-              });
-            }
-          }
-        }
-        break;
-      }
-      case 'AWS::Lambda::EventInvokeConfig': {
-        const age = properties.MaximumEventAgeInSeconds;
-        if (age === undefined || (typeof age === 'number' && age >= LAMBDA_DEFAULT_EVENT_AGE)) {
-          issues.push({
-            path: `${path}.Properties.MaximumEventAgeInSeconds`,
-            message: 'unbounded: Lambda retries an asynchronous event for up to 6 hours',
-          });
-        }
-        break;
-      }
-      case 'AWS::Events::Rule':
-        listOf(properties.Targets).forEach((target, i) => {
-          const policy = isPlainObject(target) ? target.RetryPolicy : undefined;
-          if (!isPlainObject(policy) || policy.MaximumEventAgeInSeconds === undefined) {
-            issues.push({
-              path: `${path}.Properties.Targets.${i}.RetryPolicy.MaximumEventAgeInSeconds`,
-              message: 'unbounded: EventBridge retries a delivery for up to 24 hours',
-            });
-          }
-        });
-        break;
-    }
-  }
-  return issues;
-}
-
-function isPlainObject(value: unknown): value is Readonly<Record<string, unknown>> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function isIntrinsic(value: unknown): boolean {

@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkTemplatePolicies, validateTemplate } from '../../../scripts/validate-template.js';
+import { checkTemplatePolicies } from '../../../scripts/templatePolicies.js';
+import { validateTemplate } from '../../../scripts/validate-template.js';
 import {
   tableDefinitions,
   tableNamesWithPrefix,

@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it, vi } from 'vitest';
-import { checkTemplatePolicies, main, validateTemplate } from '../../../scripts/validate-template.js';
+import { checkTemplatePolicies } from '../../../scripts/templatePolicies.js';
+import { main, validateTemplate } from '../../../scripts/validate-template.js';
 
 const fixture = (name: string): string => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
 const load = async (name: string): Promise<unknown> => JSON.parse(await readFile(fixture(name), 'utf8'));
