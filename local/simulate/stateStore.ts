@@ -14,7 +14,6 @@ import { EventEmitter } from 'node:events';
 import { createRequire } from 'node:module';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Readable } from 'node:stream';
 import {
   CreateTableCommand,
   DescribeTableCommand,
@@ -103,7 +102,8 @@ function inProcessDynalite(server: Server): RequestHandler {
             response: {
               statusCode: outgoing.statusCode,
               headers: responseHeaders,
-              body: Readable.from(data === undefined ? [] : [Buffer.from(data)]),
+              // Bytes, not a stream: the SDK reads a Uint8Array body as it is (no stream to drain).
+              body: data === undefined ? new Uint8Array() : Buffer.from(data),
             },
           });
         },
@@ -148,7 +148,6 @@ export async function startStateStore(clock: Clock, prefix = 'nlc-simulate'): Pr
     endpoint,
     region: 'us-east-1',
     credentials: { accessKeyId: 'simulate', secretAccessKey: 'simulate' },
-    maxAttempts: 3,
     requestHandler: inProcessDynalite(server),
     // dynalite checks that a request carries a signature, not the signature itself: a fixed one
     // (inProcessDynalite) saves the HMACs of every request.
@@ -165,6 +164,23 @@ export async function startStateStore(clock: Clock, prefix = 'nlc-simulate'): Pr
       },
     ],
   });
+  // What the in-process server has no use for, each paid on every request (about a million in a large
+  // run): the logger's redaction of every input and output (computed even for the no-op logger), the
+  // user agent, host, length and trace-id headers, and the retry strategy's per-request token and
+  // invocation id (dynalite in process neither throttles nor fails transiently; its answers are the same).
+  for (const name of [
+    'loggerMiddleware',
+    'getUserAgentMiddleware',
+    'hostHeaderMiddleware',
+    'contentLengthMiddleware',
+    'recursionDetectionMiddleware',
+    'retryMiddleware',
+    // The signer is the fixed no-op above; inProcessDynalite adds the Authorization header.
+    'httpSigningMiddleware',
+  ]) {
+    if (!client.middlewareStack.remove(name))
+      throw new TypeError(`in-process DynamoDB: no SDK middleware ${name}`);
+  }
   const close = async (): Promise<void> => {
     client.destroy();
     await new Promise<void>((resolve) => {
