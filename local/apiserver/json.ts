@@ -10,8 +10,34 @@ export function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/**
+ * A deep copy of a JSON value. Written out rather than structuredClone, which goes through V8's
+ * serializer and was the API simulator's largest single cost in a large simulation.
+ */
 export function clone<T extends Json>(value: T): T {
-  return structuredClone(value);
+  return copyJson(value) as T;
+}
+
+function copyJson(value: Json): Json {
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) return value.map(copyJson);
+  // Anything but a plain object (a Date handed in by an in-process caller) is copied as before.
+  const proto: unknown = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return structuredClone(value);
+  const out: JsonObject = {};
+  for (const key of Object.keys(value)) {
+    const copied = copyJson(value[key] as Json);
+    // A "__proto__" key from parsed JSON is data: assigning it would set the prototype instead.
+    if (key === '__proto__')
+      Object.defineProperty(out, key, {
+        value: copied,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    else out[key] = copied;
+  }
+  return out;
 }
 
 /** Structural equality of two JSON values (object key order ignored, as Go's Semantic.DeepEqual). */

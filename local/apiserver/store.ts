@@ -10,7 +10,7 @@
 // event gets "too old resource version" (410 Expired).
 import type { Clock } from '../../shared/ports/clock.js';
 import type { EpochMillis } from '../../shared/domain/types.js';
-import type { JsonObject } from './json.js';
+import { clone, type JsonObject } from './json.js';
 import { resourceExpired } from './status.js';
 
 export type StoredEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
@@ -147,7 +147,7 @@ export class ObjectStore {
     if (previous === undefined) return undefined;
     const revision = ++this.revision;
     bucket.objects.delete(key);
-    const last = structuredClone(previous) as JsonObject;
+    const last = clone(previous as JsonObject);
     const meta = last.metadata;
     if (typeof meta === 'object' && meta !== null && !Array.isArray(meta))
       meta.resourceVersion = String(revision);

@@ -15,6 +15,7 @@ import {
   type Watch,
 } from '@kubernetes/client-node';
 import type { Faults } from '../apiserver/faults.js';
+import { clone } from '../apiserver/json.js';
 import type { Registry } from '../apiserver/registry.js';
 import { findResource, type ResourceDef } from '../apiserver/resources.js';
 import type { ApiHttpServer } from '../apiserver/server.js';
@@ -118,7 +119,7 @@ export function inProcessWatch(
           },
           (event) => {
             if (controller.signal.aborted || options.faults?.stalled(info) === true) return;
-            callback(event.type, structuredClone(event.object));
+            callback(event.type, clone(event.object));
           },
         );
         controller.signal.addEventListener('abort', () => {
