@@ -115,6 +115,27 @@ function inProcessDynalite(server: Server): RequestHandler {
   return { handle };
 }
 
+// dynalite's value and key streams close their level iterator on destroy through `iterator.return()`,
+// which abstract-level's iterators do not have (they have `close()`): every Query's iterator stayed
+// open, and an open memory-level iterator pins the tree as it was, so every superseded item stayed in
+// memory (about 100 MB at 1,000 nodes in 15 minutes). Giving the iterators `return` lets the streams
+// close them as dynalite meant.
+interface LevelIteratorClass {
+  readonly prototype: { close(): Promise<void>; return?: () => Promise<void> };
+}
+function closeDynaliteIterators(): void {
+  const fromDynalite = createRequire(createRequire(import.meta.url).resolve('dynalite'));
+  const fromMemoryLevel = createRequire(fromDynalite.resolve('memory-level'));
+  const level = fromMemoryLevel('abstract-level') as Record<string, LevelIteratorClass | undefined>;
+  for (const name of ['AbstractIterator', 'AbstractKeyIterator', 'AbstractValueIterator']) {
+    const iterator = level[name];
+    if (iterator === undefined) throw new TypeError(`in-process DynamoDB: abstract-level has no ${name}`);
+    iterator.prototype.return ??= function (this: { close(): Promise<void> }) {
+      return this.close();
+    };
+  }
+}
+
 export interface SimulatedStateStore {
   readonly stores: DynamoDbStores;
   readonly tables: TableNames;
@@ -133,6 +154,7 @@ export interface SimulatedStateStore {
  */
 export async function startStateStore(clock: Clock, prefix = 'nlc-simulate'): Promise<SimulatedStateStore> {
   const dynalite = createRequire(import.meta.url)('dynalite') as Dynalite;
+  closeDynaliteIterators();
   const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
