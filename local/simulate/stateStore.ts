@@ -136,6 +136,46 @@ function closeDynaliteIterators(): void {
   }
 }
 
+// memory-level keeps each item as the Buffer abstract-level encoded it into, a slice of Node's shared
+// 8 KiB allocation pool: one live item pins its whole pool slab, so a table of small items held about
+// 8 KiB per item. Stored items get a buffer of their own (same bytes, same order).
+interface MemoryLevelClass {
+  readonly prototype: {
+    _put: (this: unknown, key: unknown, value: unknown, options: unknown) => Promise<void>;
+    _batch: (
+      this: unknown,
+      operations: readonly { key: unknown; value?: unknown }[],
+      options: unknown,
+    ) => Promise<void>;
+  };
+}
+const unpooled = (value: unknown): unknown => {
+  if (!Buffer.isBuffer(value) || value.byteLength === value.buffer.byteLength) return value;
+  const own = Buffer.allocUnsafeSlow(value.byteLength);
+  value.copy(own);
+  return own;
+};
+const ownBuffersPatched = new WeakSet<object>();
+function storeOwnBuffers(): void {
+  const fromDynalite = createRequire(createRequire(import.meta.url).resolve('dynalite'));
+  const { MemoryLevel } = fromDynalite('memory-level') as { MemoryLevel: MemoryLevelClass };
+  const proto = MemoryLevel.prototype;
+  if (ownBuffersPatched.has(proto)) return;
+  ownBuffersPatched.add(proto);
+  const { _put: put, _batch: batch } = proto;
+  proto._put = function (key, value, options) {
+    return put.call(this, unpooled(key), unpooled(value), options);
+  };
+  proto._batch = function (operations, options) {
+    const own = operations.map((op) =>
+      op.value === undefined
+        ? { ...op, key: unpooled(op.key) }
+        : { ...op, key: unpooled(op.key), value: unpooled(op.value) },
+    );
+    return batch.call(this, own, options);
+  };
+}
+
 export interface SimulatedStateStore {
   readonly stores: DynamoDbStores;
   readonly tables: TableNames;
@@ -155,6 +195,7 @@ export interface SimulatedStateStore {
 export async function startStateStore(clock: Clock, prefix = 'nlc-simulate'): Promise<SimulatedStateStore> {
   const dynalite = createRequire(import.meta.url)('dynalite') as Dynalite;
   closeDynaliteIterators();
+  storeOwnBuffers();
   const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
