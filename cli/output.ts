@@ -8,7 +8,7 @@
 // their own), so the decision must be ours and the same on every Node version.
 import { stringify as toYaml } from 'yaml';
 import { z } from 'zod';
-import { formatDuration } from '../shared/config.js';
+import { formatDuration } from '../shared/duration.js';
 import type { EpochMillis } from '../shared/domain/types.js';
 import type { Clock } from '../shared/ports/clock.js';
 

@@ -17,7 +17,6 @@ import { ConfigError, type ConfigIssue } from './errors.js';
 import { editDistance, normalizeName } from './suggest.js';
 
 // Durations belong to the settings' vocabulary: their importers may take them from here.
-export { durationSchema, formatDuration, parseDuration } from './duration.js';
 
 export type EvictionMode = 'taint' | 'legacy';
 

@@ -8,7 +8,7 @@
 import { readFile } from 'node:fs/promises';
 import { Command } from 'commander';
 import { z } from 'zod';
-import { formatDuration } from '../../shared/config.js';
+import { formatDuration } from '../../shared/duration.js';
 import { ScenarioError } from '../../shared/errors.js';
 import { formatChaos, parseChaos } from '../../local/simulate/chaos.js';
 import {

@@ -7,14 +7,8 @@ import { existsSync } from 'node:fs';
 import { delimiter } from 'node:path';
 import { Command, Option } from 'commander';
 import { z } from 'zod';
-import {
-  CONFIG_KEYS,
-  durationSchema,
-  formatConfigValue,
-  formatDuration,
-  UPSTREAM_DEFAULTS,
-  type ConfigKey,
-} from '../../shared/config.js';
+import { CONFIG_KEYS, formatConfigValue, UPSTREAM_DEFAULTS, type ConfigKey } from '../../shared/config.js';
+import { durationSchema, formatDuration } from '../../shared/duration.js';
 import { ConfigError } from '../../shared/errors.js';
 import { parseOptions } from '../errors.js';
 import type { CommandContext } from '../output.js';

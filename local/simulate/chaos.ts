@@ -7,7 +7,7 @@
 // invocation (1 and 2 minutes later), then goes to the dead-letter queue. What happens inside a run
 // (the drainer's waits) is not a delivery.
 import { ConfigError, type ConfigIssue } from '../../shared/errors.js';
-import { formatDuration, parseDuration } from '../../shared/config.js';
+import { formatDuration, parseDuration } from '../../shared/duration.js';
 import type { Millis } from '../../shared/domain/types.js';
 
 export interface ChaosSettings {

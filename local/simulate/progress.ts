@@ -7,7 +7,7 @@
 // functions): what the simulator does, so events/s is its speed. The line is drawn at most every
 // `intervalMs` of wall time (4 times a second by default); nothing is written when the stream is not a
 // terminal. Wall time is read from the clock given, so tests drive it.
-import { formatDuration } from '../../shared/config.js';
+import { formatDuration } from '../../shared/duration.js';
 import type { Millis } from '../../shared/domain/types.js';
 
 /** Where the simulator is: virtual time reached and events fired so far. */

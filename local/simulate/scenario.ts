@@ -8,12 +8,8 @@
 // clusterModel.ts (expansion and name resolution); this file reads a document through them.
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { z } from 'zod';
-import {
-  durationSchema,
-  formatDuration,
-  parseConfigObject,
-  type ControllerConfig,
-} from '../../shared/config.js';
+import { parseConfigObject, type ControllerConfig } from '../../shared/config.js';
+import { durationSchema, formatDuration } from '../../shared/duration.js';
 import type { Millis } from '../../shared/domain/types.js';
 import { ConfigError, ScenarioError } from '../../shared/errors.js';
 import { describeInput } from '../../shared/wireFormat.js';

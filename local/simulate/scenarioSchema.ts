@@ -2,7 +2,7 @@
 // with messages that say what was expected. References between fields (a pod's node, a glob) are
 // resolved in scenario.ts, against the cluster as the timeline goes.
 import { z } from 'zod';
-import { durationSchema } from '../../shared/config.js';
+import { durationSchema } from '../../shared/duration.js';
 import type { EpochMillis, Millis } from '../../shared/domain/types.js';
 import type { ScenarioIssue } from '../../shared/errors.js';
 import {

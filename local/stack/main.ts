@@ -3,7 +3,7 @@
 // SIGTERM. The flags are defined with the other commands in cli/commands/start.ts (`npm start` is
 // `nlc start`); this module does not import the CLI.
 import { relative, resolve as resolvePath } from 'node:path';
-import { formatDuration } from '../../shared/config.js';
+import { formatDuration } from '../../shared/duration.js';
 import { jsonLinesLogger, type StackLogger } from './log.js';
 import { DefaultDataDir, startLocalStack, type LocalStack, type LocalStackOptions } from './stack.js';
 import { startLiveView, type LiveViewActions, type Terminal } from './ui.js';

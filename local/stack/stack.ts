@@ -23,10 +23,10 @@ import type { TableNames } from '../../shared/adapters/dynamodb/tables.js';
 import {
   CONFIG_KEYS,
   formatConfigValue,
-  formatDuration,
   type ConfigKey,
   type ControllerConfig,
 } from '../../shared/config.js';
+import { formatDuration } from '../../shared/duration.js';
 import type { Millis } from '../../shared/domain/types.js';
 import {
   nodeLeaseDurationSeconds,

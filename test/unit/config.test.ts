@@ -9,16 +9,14 @@ import {
   ENV_PREFIX,
   UPSTREAM_DEFAULTS,
   configWarnings,
-  durationSchema,
   formatConfigValue,
-  formatDuration,
   loadConfig,
   loadConfigWithSources,
   parseConfigObject,
-  parseDuration,
   type ConfigKey,
   type ControllerConfig,
 } from '../../shared/config.js';
+import { durationSchema, formatDuration, parseDuration } from '../../shared/duration.js';
 import { ConfigError, NlcError, type ConfigIssue } from '../../shared/errors.js';
 
 const DURATION_FORM = 'expected a duration like "40s", "5m" or a number of seconds';

@@ -15,7 +15,8 @@
 //   the decisions the functions recorded about it). Texts are kept once in a table (`tips`) that marks
 //   refer to by index: a zone failure gives hundreds of marks with the same few texts.
 import { naturalCompare } from '../../../cli/names.js';
-import { formatDuration, type ControllerConfig } from '../../../shared/config.js';
+import { type ControllerConfig } from '../../../shared/config.js';
+import { formatDuration } from '../../../shared/duration.js';
 import type { TaintEffect, ZoneState } from '../../../shared/domain/types.js';
 import {
   defaultDisruptionQPSFuncs,

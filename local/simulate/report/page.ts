@@ -1,7 +1,7 @@
 // The report as one self-contained HTML file: inline CSS, the inline SVG picture, the summary tables and a
 // few lines of inline script for the hover texts. Nothing is fetched (no CDN, no web font), so the file
 // opens anywhere, offline, and the same run gives the same bytes (no wall-clock time in it).
-import { formatDuration } from '../../../shared/config.js';
+import { formatDuration } from '../../../shared/duration.js';
 import type { SummaryRecord, TimelineLine } from '../timeline.js';
 import { naturalCompare, type ReportModel } from './model.js';
 import { escapeXml, renderTimelineSvg } from './timelineSvg.js';

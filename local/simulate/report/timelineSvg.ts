@@ -3,7 +3,7 @@
 // evictions). Geometry is fixed and written into the SVG (`data-x0`, `data-x1`, `data-duration`), so a
 // reader (or a test) can map an instant to its x. Above ~400 node lanes the lanes get compact (no
 // names, thinner bars; the name is on hover), so a 5,000-node run stays a picture, not a scroll.
-import { formatDuration } from '../../../shared/config.js';
+import { formatDuration } from '../../../shared/duration.js';
 import { formatRate, type Mark, type NodeLane, type ReportModel, type ZoneLane } from './model.js';
 
 export const Geometry = Object.freeze({
