@@ -4,7 +4,8 @@ import { defineConfig } from 'eslint/config';
 import tseslint from 'typescript-eslint';
 
 export default defineConfig(
-  { ignores: ['node_modules', 'coverage', 'dist', '.serverless', '.esbuild'] },
+  // What .gitignore ignores: build output and the local stack's data directory (its bundles are .mjs).
+  { ignores: ['node_modules', 'coverage', 'dist', '.serverless', '.esbuild', '.nlc-data'] },
   js.configs.recommended,
   tseslint.configs.strictTypeChecked,
   {
