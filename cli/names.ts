@@ -1,6 +1,8 @@
 // Names as people read them, for every table of `nlc` and the live view: one natural order (a-1, a-2,
-// a-10, as kubectl users and node pools number them) and the close names to suggest for a typo. No
-// imports: the CLI's start-up and the live view both load it for free.
+// a-10, as kubectl users and node pools number them) and the close names to suggest for a typo. Its
+// only import is the dependency-free edit distance the settings' suggestions use too, so the CLI's
+// start-up and the live view load it for free.
+import { editDistance } from '../shared/suggest.js';
 
 // Intl.Collator with numeric collation is the well-kept implementation of natural order (ICU); one
 // instance, because building a collator per comparison costs more than the comparison.
@@ -15,20 +17,6 @@ const collator = new Intl.Collator('en', { numeric: true, sensitivity: 'variant'
  */
 export function naturalCompare(a: string, b: string): number {
   return collator.compare(a, b) || (a < b ? -1 : a > b ? 1 : 0);
-}
-
-/** Levenshtein distance (insertions, deletions, substitutions), two rows of memory. */
-export function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const substitution = (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1);
-      current.push(Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, substitution));
-    }
-    previous = current;
-  }
-  return previous[b.length] ?? 0;
 }
 
 /**
