@@ -20,7 +20,12 @@ import {
 import { progressLine } from '../../local/simulate/progress.js';
 import { parseScenario } from '../../local/simulate/scenario.js';
 import { runSimulation, type Diagnostic, type SimulationResult } from '../../local/simulate/simulation.js';
-import { toJsonLines, type SummaryRecord, type TimelineLine } from '../../local/simulate/timeline.js';
+import {
+  recordDetail,
+  toJsonLines,
+  type SummaryRecord,
+  type TimelineLine,
+} from '../../local/simulate/timeline.js';
 import { parseOptions } from '../errors.js';
 import { naturalCompare } from '../names.js';
 import {
@@ -88,24 +93,6 @@ function object(line: Event): string {
   }
 }
 
-function detail(line: Event): string {
-  switch (line.kind) {
-    case 'NodeCondition':
-      return `${line.type}=${line.status}${line.reason === '' ? '' : ` (${line.reason})`}`;
-    case 'TaintAdded':
-    case 'TaintRemoved':
-      return `${line.key}:${line.effect}`;
-    case 'PodNotReady':
-      return `Ready=False on node ${line.node}`;
-    case 'PodDeleted':
-      return `${line.reason} (node ${line.node})`;
-    case 'ZoneState':
-      return `${line.from} → ${line.to}`;
-    case 'Event':
-      return `${line.type === 'Warning' ? 'Warning ' : ''}${line.reason}: ${line.message}`;
-  }
-}
-
 function colourOf(line: Event): Colour | undefined {
   switch (line.kind) {
     case 'NodeCondition':
@@ -130,7 +117,7 @@ const timelineColumns: readonly Column<Event>[] = [
   { header: 'time', value: (l) => l.time },
   { header: 'what', value: (l) => l.kind, colour: colourOf },
   { header: 'object', value: object },
-  { header: 'detail', value: detail },
+  { header: 'detail', value: recordDetail },
 ];
 
 interface ZoneRow {

@@ -114,3 +114,30 @@ export function timelineLine(start: number, now: number, record: TimelineRecord)
 export function toJsonLines(lines: readonly TimelineLine[]): string {
   return lines.map((line) => `${JSON.stringify(line)}\n`).join('');
 }
+
+/**
+ * What a record says, in the words of the human timeline and the HTML report's hover texts: the
+ * condition, taint, reason or Event message (empty for the Summary).
+ *
+ * @example recordDetail({ kind: 'TaintAdded', key: 'node.kubernetes.io/unreachable', effect: 'NoExecute', … })
+ * // 'node.kubernetes.io/unreachable:NoExecute'
+ */
+export function recordDetail(line: TimelineRecord): string {
+  switch (line.kind) {
+    case 'NodeCondition':
+      return `${line.type}=${line.status}${line.reason === '' ? '' : ` (${line.reason})`}`;
+    case 'TaintAdded':
+    case 'TaintRemoved':
+      return `${line.key}:${line.effect}`;
+    case 'PodNotReady':
+      return `Ready=False on node ${line.node}`;
+    case 'PodDeleted':
+      return `${line.reason} (node ${line.node})`;
+    case 'ZoneState':
+      return `${line.from} → ${line.to}`;
+    case 'Event':
+      return `${line.type === 'Warning' ? 'Warning ' : ''}${line.reason}: ${line.message}`;
+    case 'Summary':
+      return '';
+  }
+}

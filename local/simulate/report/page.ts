@@ -2,7 +2,7 @@
 // few lines of inline script for the hover texts. Nothing is fetched (no CDN, no web font), so the file
 // opens anywhere, offline, and the same run gives the same bytes (no wall-clock time in it).
 import { formatDuration } from '../../../shared/duration.js';
-import type { SummaryRecord, TimelineLine } from '../timeline.js';
+import { recordDetail, type SummaryRecord, type TimelineLine } from '../timeline.js';
 import { naturalCompare, type ReportModel } from './model.js';
 import { escapeXml, renderTimelineSvg } from './timelineSvg.js';
 
@@ -236,26 +236,6 @@ function recordObject(line: TimelineLine): string {
       return `zone/${line.zone === '' ? '""' : line.zone}`;
     case 'Event':
       return line.object;
-    case 'Summary':
-      return '';
-  }
-}
-
-function recordDetail(line: TimelineLine): string {
-  switch (line.kind) {
-    case 'NodeCondition':
-      return `${line.type}=${line.status}${line.reason === '' ? '' : ` (${line.reason})`}`;
-    case 'TaintAdded':
-    case 'TaintRemoved':
-      return `${line.key}:${line.effect}`;
-    case 'PodNotReady':
-      return `Ready=False on node ${line.node}`;
-    case 'PodDeleted':
-      return `${line.reason} (node ${line.node})`;
-    case 'ZoneState':
-      return `${line.from} → ${line.to}`;
-    case 'Event':
-      return `${line.type === 'Warning' ? 'Warning ' : ''}${line.reason}: ${line.message}`;
     case 'Summary':
       return '';
   }
