@@ -24,7 +24,7 @@ import { DefaultDigestPartMaxBytes, heartbeatDigestBytes, splitDigest } from '..
 import type { ClusterPort } from '../shared/ports/cluster.js';
 import type { LogFields, Observer } from '../shared/ports/observer.js';
 import type { LoadedState } from '../shared/ports/stores.js';
-import { startDynalite } from '../test/helpers/dynalite.js';
+import { startDynamoDb } from '../test/helpers/dynamodb.js';
 import { FakeCluster } from '../test/helpers/fakeCluster.js';
 
 // AWS list prices, us-east-1, as of November 2026 (on-demand / pay-per-use):
@@ -154,7 +154,7 @@ const billedReads = (used: CapacitySnapshot): number =>
   );
 
 async function run(nodeCount: number) {
-  const db = await startDynalite(`nlc-mcost-${nodeCount}`);
+  const db = await startDynamoDb(`nlc-mcost-${nodeCount}`);
   let wall = t0;
   const stores = db.stores({ clock: { now: () => wall }, settings: { writeConcurrency: 32 } });
   const nodes = Array.from({ length: nodeCount }, (_, i) => eksNode(i));

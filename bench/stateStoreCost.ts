@@ -16,7 +16,7 @@ import { monitorNodeHealth } from '../shared/domain/monitorNodeHealth.js';
 import type { Lease, Node, NodeCondition } from '../shared/domain/types.js';
 import type { ClusterMeta, LoadedState } from '../shared/ports/stores.js';
 import { testConfig } from '../test/helpers/controllerHarness.js';
-import { startDynalite } from '../test/helpers/dynalite.js';
+import { startDynamoDb } from '../test/helpers/dynamodb.js';
 import { FakeCluster } from '../test/helpers/fakeCluster.js';
 
 const PASSES_PER_MONTH = (30 * 86_400) / 5; // one digest per nodeMonitorPeriod
@@ -108,7 +108,7 @@ function measure(label: string, used: CapacitySnapshot, indexWrites = 0): Measur
 }
 
 async function run(nodeCount: number): Promise<Measured[]> {
-  const db = await startDynalite(`nlc-bench-${nodeCount}`);
+  const db = await startDynamoDb(`nlc-bench-${nodeCount}`);
   // The store's wall clock follows the passes (virtual time): refresh windows and updatedAt stamps
   // then behave as in a deployment where passes are 5 s apart.
   let wall = t0;

@@ -11,7 +11,7 @@ import type { Clock } from '../../shared/ports/clock.js';
 import type { ClusterPort } from '../../shared/ports/cluster.js';
 import type { Decision, LogFields, MetricName, Observer } from '../../shared/ports/observer.js';
 import { startApiServer, type ApiServerHandle, type RequestRecord } from '../../local/apiserver/index.js';
-import { startDynalite, type DynamoFixture } from './dynalite.js';
+import { startDynamoDb, type DynamoFixture } from './dynamodb.js';
 
 /** A clock tests move by hand. */
 export class ManualClock implements Clock {
@@ -90,7 +90,7 @@ export interface FunctionsFixture {
 export async function startFunctionsFixture(start: EpochMillis): Promise<FunctionsFixture> {
   const clock = new ManualClock(start);
   const api = await startApiServer({ clock });
-  const dynamo = await startDynalite();
+  const dynamo = await startDynamoDb();
   const stores = dynamo.stores({ clock });
   // Deterministic, but never the same twice in a row: Event names take their sub-millisecond digits from it.
   let draws = 0;

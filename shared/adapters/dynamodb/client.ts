@@ -7,7 +7,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { ConsumedCapacity } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import {
+  DynamoDBDocumentClient,
+  QueryCommand,
+  type QueryCommandInput,
+  type TranslateConfig,
+} from '@aws-sdk/lib-dynamodb';
 import { NlcError, StoreError, VersionConflictError, type StoreItemRef } from '../../errors.js';
 import type { Clock } from '../../ports/clock.js';
 import type { CapacityCounter } from './capacity.js';
@@ -72,11 +77,26 @@ export interface DynamoContext {
   readonly settings: StoreSettings;
 }
 
-/** A DocumentClient over `client` that drops undefined values (optional fields) when writing. */
-export function documentClient(client: DynamoDBClient): DynamoDBDocumentClient {
-  return DynamoDBDocumentClient.from(client, {
-    marshallOptions: { removeUndefinedValues: true },
-  });
+/**
+ * How the stores' values are marshalled: undefined values (optional fields) are dropped when writing.
+ * A new object each time: lib-dynamodb writes its defaults into the one it is given.
+ */
+export function documentTranslateConfig(): TranslateConfig {
+  return { marshallOptions: { removeUndefinedValues: true } };
+}
+
+/** Builds the DocumentClient the stores send through, from a client and documentTranslateConfig(). */
+export type DocumentClientFactory = (
+  client: DynamoDBClient,
+  config: TranslateConfig,
+) => DynamoDBDocumentClient;
+
+/** A DocumentClient over `client` with the stores' marshalling (documentTranslateConfig). */
+export function documentClient(
+  client: DynamoDBClient,
+  factory: DocumentClientFactory = (c, config) => DynamoDBDocumentClient.from(c, config),
+): DynamoDBDocumentClient {
+  return factory(client, documentTranslateConfig());
 }
 
 /** A DynamoDBClient with the standard retry strategy (throttling and transient errors retried with backoff). */

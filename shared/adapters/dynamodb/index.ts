@@ -10,6 +10,7 @@ import {
   DEFAULT_STORE_SETTINGS,
   documentClient,
   dynamoDbClient,
+  type DocumentClientFactory,
   type DynamoContext,
   type StoreSettings,
 } from './client.js';
@@ -34,6 +35,11 @@ export interface DynamoDbStoresOptions {
   /** Wall clock for updatedAt stamps, TTLs and refresh windows. Default: the system clock. */
   readonly clock?: Clock;
   readonly settings?: Partial<StoreSettings>;
+  /**
+   * Builds the DocumentClient over `client` (default: DynamoDBDocumentClient.from). The simulator's
+   * in-memory DynamoDB passes one that serves the DocumentClient's commands without the protocol.
+   */
+  readonly documentClient?: DocumentClientFactory;
 }
 
 export interface DynamoDbStores extends StateStores {
@@ -59,7 +65,7 @@ export function createDynamoDbStores(options: DynamoDbStoresOptions): DynamoDbSt
       ...(options.maxAttempts !== undefined && { maxAttempts: options.maxAttempts }),
     });
   const ctx: DynamoContext = {
-    doc: documentClient(client),
+    doc: documentClient(client, options.documentClient),
     tables: options.tables,
     clock: options.clock ?? systemClock,
     capacity: new CapacityCounter(),
@@ -80,7 +86,7 @@ export function createDynamoDbStores(options: DynamoDbStoresOptions): DynamoDbSt
 export { CapacityCounter } from './capacity.js';
 export type { CapacitySnapshot, TableCapacity } from './capacity.js';
 export { DEFAULT_STORE_SETTINGS, retryOnVersionConflict } from './client.js';
-export type { StoreSettings } from './client.js';
+export type { DocumentClientFactory, StoreSettings } from './client.js';
 export {
   cloudFormationResources,
   tableDefinitions,

@@ -24,7 +24,7 @@ import type { Lease, Pod } from '../../../shared/domain/types.js';
 import { formatZoneKey } from '../../../shared/domain/zones.js';
 import type { StateStores } from '../../../shared/ports/stores.js';
 import { testConfig } from '../../helpers/controllerHarness.js';
-import { startDynalite, type DynamoFixture } from '../../helpers/dynalite.js';
+import { startDynamoDb, type DynamoFixture } from '../../helpers/dynamodb.js';
 import { FakeCluster, newNode, newPod, ready, t, zoneLabels } from '../../helpers/fakeCluster.js';
 
 export const CLUSTER = 'prod';
@@ -126,7 +126,7 @@ export interface SeededStack {
 
 /** Starts dynalite with the `nlc-cli-*` tables and seeds cluster `prod`. */
 export async function seedStack(): Promise<SeededStack> {
-  const db = await startDynalite(PREFIX);
+  const db = await startDynamoDb(PREFIX);
   const stores = db.stores();
   const cluster = fakeCluster();
   let state = emptyControllerState();

@@ -7,13 +7,13 @@ import { emptyControllerState, type ControllerState } from '../../../shared/doma
 import { VersionConflictError } from '../../../shared/errors.js';
 import type { ClusterMeta } from '../../../shared/ports/stores.js';
 import { testConfig } from '../../helpers/controllerHarness.js';
-import { startDynalite, type DynamoFixture } from '../../helpers/dynalite.js';
+import { startDynamoDb, type DynamoFixture } from '../../helpers/dynamodb.js';
 import { FakeCluster, newNode, ready } from '../../helpers/fakeCluster.js';
 import { allNodes, clusterNodes, leasesAt, passFrom, runScenario, t0 } from './scenario.js';
 
 let db: DynamoFixture;
 beforeAll(async () => {
-  db = await startDynalite();
+  db = await startDynamoDb();
 });
 afterAll(async () => {
   await db.stop();

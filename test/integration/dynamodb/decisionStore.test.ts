@@ -2,12 +2,12 @@
 // decision under a taken key kept beside the first, query newest first, TTL attribute.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DecisionRecord } from '../../../shared/ports/stores.js';
-import { startDynalite, type DynamoFixture } from '../../helpers/dynalite.js';
+import { startDynamoDb, type DynamoFixture } from '../../helpers/dynamodb.js';
 import { t } from '../../helpers/fakeCluster.js';
 
 let db: DynamoFixture;
 beforeAll(async () => {
-  db = await startDynalite();
+  db = await startDynamoDb();
 });
 afterAll(async () => {
   await db.stop();

@@ -3,12 +3,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HeartbeatDigest } from '../../../shared/events.js';
 import { splitDigest, heartbeatDigestBytes } from '../../../shared/heartbeatDigest.js';
-import { startDynalite, type DynamoFixture } from '../../helpers/dynalite.js';
+import { startDynamoDb, type DynamoFixture } from '../../helpers/dynamodb.js';
 
 const t0 = Date.parse('2026-03-02T09:00:00.000Z');
 let db: DynamoFixture;
 beforeAll(async () => {
-  db = await startDynalite('nlc-parts');
+  db = await startDynamoDb('nlc-parts');
 });
 afterAll(async () => {
   await db.stop();

@@ -23,7 +23,7 @@ import { createDynamoDbStores } from '../../../shared/adapters/dynamodb/index.js
 import { tableNamesWithPrefix } from '../../../shared/adapters/dynamodb/tables.js';
 import type { DecisionRecord } from '../../../shared/ports/stores.js';
 import { StoreError } from '../../../shared/errors.js';
-import { startDynalite, type DynamoFixture } from '../../helpers/dynalite.js';
+import { startDynamoDb, type DynamoFixture } from '../../helpers/dynamodb.js';
 import { newNode, t } from '../../helpers/fakeCluster.js';
 
 const t0 = t('2026-01-29T09:00:00Z');
@@ -190,7 +190,7 @@ describe('faults against dynalite', () => {
   let db: DynamoFixture;
   beforeAll(async () => {
     documentMock.restore(); // these go to the real server
-    db = await startDynalite();
+    db = await startDynamoDb();
   });
   afterAll(async () => {
     await db.stop();

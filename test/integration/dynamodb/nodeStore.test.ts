@@ -3,12 +3,12 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Node } from '../../../shared/domain/types.js';
-import { startDynalite, type DynamoFixture } from '../../helpers/dynalite.js';
+import { startDynamoDb, type DynamoFixture } from '../../helpers/dynamodb.js';
 import { newNode, ready, t, zoneLabels } from '../../helpers/fakeCluster.js';
 
 let db: DynamoFixture;
 beforeAll(async () => {
-  db = await startDynalite();
+  db = await startDynamoDb();
 });
 afterAll(async () => {
   await db.stop();

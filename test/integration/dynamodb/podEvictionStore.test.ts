@@ -1,12 +1,12 @@
 // PodEvictionStore against dynalite: upstream AddWork/CancelWork semantics, token ownership, and the
 // due query on the byFiresAt index.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDynalite, type DynamoFixture } from '../../helpers/dynalite.js';
+import { startDynamoDb, type DynamoFixture } from '../../helpers/dynamodb.js';
 import { t } from '../../helpers/fakeCluster.js';
 
 let db: DynamoFixture;
 beforeAll(async () => {
-  db = await startDynalite();
+  db = await startDynamoDb();
 });
 afterAll(async () => {
   await db.stop();

@@ -17,12 +17,12 @@ import { newTokenBucketRateLimiter } from '../../../shared/domain/tokenBucket.js
 import { createZoneID } from '../../../shared/domain/zones.js';
 import { StoreError, VersionConflictError } from '../../../shared/errors.js';
 import type { LoadedZoneQueues } from '../../../shared/ports/stores.js';
-import { startDynalite, type DynamoFixture } from '../../helpers/dynalite.js';
+import { startDynamoDb, type DynamoFixture } from '../../helpers/dynamodb.js';
 import { t } from '../../helpers/fakeCluster.js';
 
 let db: DynamoFixture;
 beforeAll(async () => {
-  db = await startDynalite();
+  db = await startDynamoDb();
 });
 afterAll(async () => {
   await db.stop();

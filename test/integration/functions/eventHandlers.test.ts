@@ -21,7 +21,7 @@ import {
   RelaySource,
   type OutgoingEvent,
 } from '../../../shared/events.js';
-import { startDynalite, type DynamoFixture } from '../../helpers/dynalite.js';
+import { startDynamoDb, type DynamoFixture } from '../../helpers/dynamodb.js';
 import {
   createNode,
   createPod,
@@ -44,7 +44,7 @@ const savedEnv = { ...process.env };
 
 beforeAll(async () => {
   api = await startApiServer({ clock: systemClock });
-  dynamo = await startDynalite('nlc-handlers');
+  dynamo = await startDynamoDb('nlc-handlers');
   stores = dynamo.stores();
   dir = mkdtempSync(join(tmpdir(), 'nlc-handlers-'));
   await api.writeKubeconfig(join(dir, 'kubeconfig'));

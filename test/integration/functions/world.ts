@@ -12,7 +12,7 @@ import type { HeartbeatDigest } from '../../../shared/events.js';
 import type { ClusterPort } from '../../../shared/ports/cluster.js';
 import type { LogFields, MetricName, MetricUnit, Observer } from '../../../shared/ports/observer.js';
 import type { DynamoDbStores } from '../../../shared/adapters/dynamodb/index.js';
-import { startDynalite, type DynamoFixture } from '../../helpers/dynalite.js';
+import { startDynamoDb, type DynamoFixture } from '../../helpers/dynamodb.js';
 
 export const t0 = Date.parse('2026-03-02T09:00:00.000Z');
 export const ZoneA = { region: 'eu-west-1', zone: 'eu-west-1a' } as const;
@@ -107,7 +107,7 @@ export async function startWorld(
   const clockRef = { now: t0 };
   const clock = { now: () => clockRef.now };
   const api = await startApiServer({ clock });
-  const db = await startDynalite(`nlc-fn`);
+  const db = await startDynamoDb(`nlc-fn`);
   // Conflict backoff of the stores in real time, kept short: tests race drainers on purpose.
   const stores = db.stores({ clock, settings: { backoffBaseMs: 1, backoffCapMs: 5 } });
   const waits: number[] = [];

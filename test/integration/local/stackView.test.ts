@@ -5,7 +5,7 @@ import { startApiServer, type ApiServerHandle } from '../../../local/apiserver/i
 import { KubeletFleet } from '../../../local/kubelet/index.js';
 import { snapshotReader } from '../../../local/stack/view.js';
 import { VirtualScheduler } from '../../../local/virtualScheduler.js';
-import { startDynalite, type DynamoFixture } from '../../helpers/dynalite.js';
+import { startDynamoDb, type DynamoFixture } from '../../helpers/dynamodb.js';
 
 const t0 = Date.parse('2026-01-29T09:00:00Z');
 const cluster = 'default';
@@ -17,7 +17,7 @@ let fleet: KubeletFleet;
 beforeAll(async () => {
   const scheduler = new VirtualScheduler(t0);
   api = await startApiServer({ clock: scheduler });
-  db = await startDynalite('nlc-view');
+  db = await startDynamoDb('nlc-view');
   fleet = new KubeletFleet({ store: api.store, scheduler });
   fleet.seed({
     nodes: [

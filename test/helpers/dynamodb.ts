@@ -1,10 +1,16 @@
 // A real DynamoDB-compatible server (dynalite, in memory) on 127.0.0.1, port 0, with the state tables
 // created from tableDefinitions, and a client whose requests are counted by a middleware (no mocks).
+// With NLC_TEST_DYNAMODB=memory (the `dynamodb-in-memory` test project) the same fixture is the
+// simulator's in-memory DynamoDB instead, so the adapter's tests prove that backend too.
 import { createRequire } from 'node:module';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { CreateTableCommand, DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { createDynamoDbStores, type DynamoDbStores } from '../../shared/adapters/dynamodb/index.js';
+import {
+  createDynamoDbStores,
+  type DocumentClientFactory,
+  type DynamoDbStores,
+} from '../../shared/adapters/dynamodb/index.js';
 import type { StoreSettings } from '../../shared/adapters/dynamodb/client.js';
 import {
   tableDefinitions,
@@ -12,6 +18,20 @@ import {
   type TableNames,
 } from '../../shared/adapters/dynamodb/tables.js';
 import type { Clock } from '../../shared/ports/clock.js';
+import {
+  MemoryDynamoDb,
+  memoryDocumentClient,
+  memoryDynamoDbClient,
+} from '../../local/memoryDynamoDb/client.js';
+import {
+  BatchGetCommand,
+  BatchWriteCommand,
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 
 // dynalite ships no types; this is the part of its API we use.
 type Dynalite = (options: {
@@ -66,6 +86,11 @@ function countingClient(endpoint: string, commands: CommandCounter, maxAttempts 
     maxAttempts,
   });
   // Below the retry middleware (finalizeRequest), so every attempt on the wire is counted.
+  countCommands(client, commands);
+  return client;
+}
+
+function countCommands(client: DynamoDBClient, commands: CommandCounter): void {
   client.middlewareStack.add(
     (next, context) => async (args) => {
       const name = (context.commandName ?? 'Unknown').replace(/Command$/, '');
@@ -74,11 +99,72 @@ function countingClient(endpoint: string, commands: CommandCounter, maxAttempts 
     },
     { step: 'deserialize', name: 'countCommands' },
   );
-  return client;
 }
 
-/** Starts dynalite and creates the five tables (prefix default `nlc-test`). */
-export async function startDynalite(prefix = 'nlc-test'): Promise<DynamoFixture> {
+/** DynamoDB's operation name of each DocumentClient command the stores send. */
+const DOCUMENT_OPERATIONS = new Map<unknown, string>([
+  [GetCommand, 'GetItem'],
+  [PutCommand, 'PutItem'],
+  [UpdateCommand, 'UpdateItem'],
+  [DeleteCommand, 'DeleteItem'],
+  [QueryCommand, 'Query'],
+  [BatchGetCommand, 'BatchGetItem'],
+  [BatchWriteCommand, 'BatchWriteItem'],
+]);
+
+/**
+ * The in-memory DynamoDB with the five tables. The stores use its direct DocumentClient (as
+ * `nlc simulate` does), whose requests are counted as they are sent; low-level commands on `client`
+ * take the JSON path and are counted there.
+ */
+async function startMemory(prefix: string): Promise<DynamoFixture> {
+  const db = new MemoryDynamoDb();
+  const commands = new CommandCounter();
+  const newClient = (): DynamoDBClient => {
+    const client = memoryDynamoDbClient(db);
+    countCommands(client, commands);
+    return client;
+  };
+  const countingDocumentClient: DocumentClientFactory = (client, config) => {
+    const doc = memoryDocumentClient(client, config);
+    const send = doc.send.bind(doc) as (command: object, options?: object) => Promise<unknown>;
+    Object.defineProperty(doc, 'send', {
+      value: (command: object, options?: object) => {
+        const name = DOCUMENT_OPERATIONS.get(command.constructor) ?? command.constructor.name;
+        commands.counts.set(name, (commands.counts.get(name) ?? 0) + 1);
+        return send(command, options);
+      },
+    });
+    return doc;
+  };
+  const client = newClient();
+  const tables = tableNamesWithPrefix(prefix);
+  for (const table of Object.values(tableDefinitions(tables))) {
+    await client.send(new CreateTableCommand(table.create));
+  }
+  commands.reset();
+  return {
+    endpoint: 'memory:',
+    tables,
+    client,
+    commands,
+    stores: (options = {}) =>
+      createDynamoDbStores({
+        tables,
+        client: options.client ?? client,
+        // A client of the test's own may carry fault-injecting middleware: it takes the SDK's whole path.
+        ...(options.client === undefined && { documentClient: countingDocumentClient }),
+        ...(options.clock !== undefined && { clock: options.clock }),
+        ...(options.settings !== undefined && { settings: options.settings }),
+      }),
+    newClient,
+    stop: () => Promise.resolve(),
+  };
+}
+
+/** Starts dynalite (or the in-memory DynamoDB, see above) and creates the five tables (prefix default `nlc-test`). */
+export async function startDynamoDb(prefix = 'nlc-test'): Promise<DynamoFixture> {
+  if (process.env.NLC_TEST_DYNAMODB === 'memory') return startMemory(prefix);
   const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;

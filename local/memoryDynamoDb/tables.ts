@@ -1,0 +1,279 @@
+// Tables of the in-memory DynamoDB: items by partition, each partition's sort keys in DynamoDB's
+// order, and global secondary indexes kept in step with every write.
+import type {
+  AttributeDefinition,
+  CreateTableInput,
+  GlobalSecondaryIndex,
+  KeySchemaElement,
+  TableDescription,
+} from '@aws-sdk/client-dynamodb';
+import { compareValues, formatDecimal, parseDecimal, type Item, type Value } from './values.js';
+
+export type KeyType = 'S' | 'N' | 'B';
+
+export interface KeyDef {
+  readonly name: string;
+  readonly type: KeyType;
+}
+
+/** A key value as a Map key: numbers canonical, so 1.0 and 1 are one key as in DynamoDB. */
+export function keyString(value: Value): string {
+  if (value.S !== undefined) return value.S;
+  if (value.N !== undefined) return formatDecimal(parseDecimal(value.N));
+  if (value.B !== undefined) return Buffer.from(value.B).toString('base64');
+  return '';
+}
+
+/** A sorted list of entries ordered by `sortOf`, then by `idOf` (unique). */
+class SortedEntries<T> {
+  readonly entries: T[] = [];
+
+  constructor(
+    private readonly sortOf: (entry: T) => Value | undefined,
+    private readonly idOf: (entry: T) => string,
+  ) {}
+
+  compare(a: T, b: T): number {
+    const x = this.sortOf(a);
+    const y = this.sortOf(b);
+    const bySort = x === undefined || y === undefined ? 0 : (compareValues(x, y) ?? 0);
+    if (bySort !== 0) return bySort;
+    const i = this.idOf(a);
+    const j = this.idOf(b);
+    return i < j ? -1 : i > j ? 1 : 0;
+  }
+
+  /** The first position whose entry is not before `probe`. */
+  lowerBound(probe: T): number {
+    let lo = 0;
+    let hi = this.entries.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.compare(this.entries[mid] as T, probe) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** The first position where `before` is false (entries where it holds come first). */
+  partitionPoint(before: (entry: T) => boolean): number {
+    let lo = 0;
+    let hi = this.entries.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (before(this.entries[mid] as T)) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  insert(entry: T): void {
+    this.entries.splice(this.lowerBound(entry), 0, entry);
+  }
+
+  remove(entry: T): void {
+    const at = this.lowerBound(entry);
+    if (at < this.entries.length && this.compare(this.entries[at] as T, entry) === 0)
+      this.entries.splice(at, 1);
+  }
+}
+
+/** What a sorted list holds for one item: its sort key value and the item's primary key. */
+export interface Entry {
+  readonly sort: Value | undefined;
+  readonly hash: string;
+  readonly range: string;
+}
+
+function entryId(e: Entry): string {
+  return `${e.hash}\u0000${e.range}`;
+}
+
+export class Partition {
+  readonly items = new Map<string, Item>();
+  readonly order = new SortedEntries<Entry>((e) => e.sort, entryId);
+}
+
+export interface IndexDef {
+  readonly name: string;
+  readonly hash: KeyDef;
+  readonly range: KeyDef | undefined;
+  readonly projection: 'ALL' | 'KEYS_ONLY' | 'INCLUDE';
+  readonly include: ReadonlySet<string>;
+}
+
+export class Index {
+  readonly partitions = new Map<string, SortedEntries<Entry>>();
+
+  constructor(readonly def: IndexDef) {}
+
+  entryOf(item: Item | undefined, table: Table): { hash: string; entry: Entry } | undefined {
+    if (item === undefined) return undefined;
+    const hash = item[this.def.hash.name];
+    const range = this.def.range === undefined ? undefined : item[this.def.range.name];
+    // A sparse index: items without its key attributes are not in it.
+    if (hash === undefined || (this.def.range !== undefined && range === undefined)) return undefined;
+    const key = table.primaryKey(item);
+    return { hash: keyString(hash), entry: { sort: range, hash: key.hash, range: key.range } };
+  }
+
+  update(before: Item | undefined, after: Item | undefined, table: Table): void {
+    const old = this.entryOf(before, table);
+    const now = this.entryOf(after, table);
+    if (old !== undefined && now !== undefined && old.hash === now.hash) {
+      const same =
+        old.entry.sort === now.entry.sort ||
+        (old.entry.sort !== undefined &&
+          now.entry.sort !== undefined &&
+          compareValues(old.entry.sort, now.entry.sort) === 0);
+      if (same) return;
+    }
+    if (old !== undefined) this.partitions.get(old.hash)?.remove(old.entry);
+    if (now !== undefined) {
+      let partition = this.partitions.get(now.hash);
+      if (partition === undefined) {
+        partition = new SortedEntries<Entry>((e) => e.sort, entryId);
+        this.partitions.set(now.hash, partition);
+      }
+      partition.insert(now.entry);
+    }
+    if (old !== undefined && this.partitions.get(old.hash)?.entries.length === 0)
+      this.partitions.delete(old.hash);
+  }
+
+  /** The attributes an index read returns: its projection of the item. */
+  projectItem(item: Item, table: Table): Item {
+    if (this.def.projection === 'ALL') return item;
+    const keep = new Set([table.hash.name, ...(table.range ? [table.range.name] : []), this.def.hash.name]);
+    if (this.def.range !== undefined) keep.add(this.def.range.name);
+    if (this.def.projection === 'INCLUDE') for (const a of this.def.include) keep.add(a);
+    const out: Item = {};
+    for (const name of keep) {
+      const v = item[name];
+      if (v !== undefined) out[name] = v;
+    }
+    return out;
+  }
+}
+
+export class Table {
+  readonly hash: KeyDef;
+  readonly range: KeyDef | undefined;
+  readonly indexes = new Map<string, Index>();
+  readonly partitions = new Map<string, Partition>();
+  readonly createdAt = new Date();
+  itemCount = 0;
+
+  constructor(readonly input: CreateTableInput & { readonly TableName: string }) {
+    const types = new Map(
+      (input.AttributeDefinitions ?? []).map((d: AttributeDefinition) => [d.AttributeName, d.AttributeType]),
+    );
+    const keyDefs = (
+      schema: readonly KeySchemaElement[] | undefined,
+      where: string,
+    ): [KeyDef, KeyDef | undefined] => {
+      const def = (role: 'HASH' | 'RANGE'): KeyDef | undefined => {
+        const element = (schema ?? []).find((k) => k.KeyType === role);
+        if (element?.AttributeName === undefined) return undefined;
+        const type = types.get(element.AttributeName);
+        if (type !== 'S' && type !== 'N' && type !== 'B')
+          throw new TypeError(
+            `${where}: key attribute ${element.AttributeName} has no S, N or B AttributeDefinition`,
+          );
+        return { name: element.AttributeName, type };
+      };
+      const hash = def('HASH');
+      if (hash === undefined) throw new TypeError(`${where}: the KeySchema has no HASH key`);
+      return [hash, def('RANGE')];
+    };
+    [this.hash, this.range] = keyDefs(input.KeySchema, input.TableName);
+    for (const gsi of input.GlobalSecondaryIndexes ?? ([] as GlobalSecondaryIndex[])) {
+      const name = gsi.IndexName ?? '';
+      const [hash, range] = keyDefs(gsi.KeySchema, `${input.TableName} index ${name}`);
+      this.indexes.set(
+        name,
+        new Index({
+          name,
+          hash,
+          range,
+          projection: gsi.Projection?.ProjectionType ?? 'ALL',
+          include: new Set(gsi.Projection?.NonKeyAttributes ?? []),
+        }),
+      );
+    }
+  }
+
+  get name(): string {
+    return this.input.TableName;
+  }
+
+  primaryKey(item: Item): { hash: string; range: string } {
+    const hash = item[this.hash.name];
+    const range = this.range === undefined ? undefined : item[this.range.name];
+    return {
+      hash: hash === undefined ? '' : keyString(hash),
+      range: range === undefined ? '' : keyString(range),
+    };
+  }
+
+  get(key: Item): Item | undefined {
+    const { hash, range } = this.primaryKey(key);
+    return this.partitions.get(hash)?.items.get(range);
+  }
+
+  /** Stores `item` in place of `before` (undefined: deletes), keeping the indexes in step. */
+  write(key: Item, before: Item | undefined, item: Item | undefined): void {
+    const { hash, range } = this.primaryKey(key);
+    let partition = this.partitions.get(hash);
+    if (item !== undefined) {
+      if (partition === undefined) {
+        partition = new Partition();
+        this.partitions.set(hash, partition);
+      }
+      if (before === undefined) {
+        partition.order.insert({
+          sort: this.range === undefined ? undefined : item[this.range.name],
+          hash,
+          range,
+        });
+        this.itemCount++;
+      }
+      partition.items.set(range, item);
+    } else if (before !== undefined && partition !== undefined) {
+      partition.items.delete(range);
+      partition.order.remove({
+        sort: this.range === undefined ? undefined : before[this.range.name],
+        hash,
+        range,
+      });
+      this.itemCount--;
+      if (partition.items.size === 0) this.partitions.delete(hash);
+    }
+    for (const index of this.indexes.values()) index.update(before, item, this);
+  }
+
+  describe(): TableDescription {
+    const { input } = this;
+    return {
+      TableName: input.TableName,
+      TableStatus: 'ACTIVE',
+      CreationDateTime: this.createdAt,
+      KeySchema: input.KeySchema,
+      AttributeDefinitions: input.AttributeDefinitions,
+      BillingModeSummary: { BillingMode: input.BillingMode ?? 'PROVISIONED' },
+      ItemCount: this.itemCount,
+      TableSizeBytes: 0,
+      TableArn: `arn:aws:dynamodb:local:000000000000:table/${input.TableName}`,
+      ...(input.GlobalSecondaryIndexes !== undefined && {
+        GlobalSecondaryIndexes: input.GlobalSecondaryIndexes.map((gsi) => ({
+          IndexName: gsi.IndexName,
+          KeySchema: gsi.KeySchema,
+          Projection: gsi.Projection,
+          IndexStatus: 'ACTIVE',
+        })),
+      }),
+    };
+  }
+}
+
+export { SortedEntries };
