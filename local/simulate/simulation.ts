@@ -8,7 +8,7 @@
 //                                 │ EventSink                                                │
 //                                 ▼                                                          │
 //                   bus: encode → JSON → parse (shared/events.ts) → serverless.yml rules ────┘
-//                                                        state: DynamoDB adapter → dynalite
+//                                                        state: DynamoDB adapter → in-memory DynamoDB
 //
 // - Time: a VirtualScheduler (discrete events: it jumps to the next timer and runs until nothing is
 //   due). Within an instant, docs/simulate.md's order: the scenario's actions, then the kubelets' ticks,
