@@ -2,7 +2,7 @@
 // checks, field types, canonical timestamps, conversion to the storage version, defaults; the body's
 // name and namespace against the URL's), and presenting a stored object as a client reads it
 // (converted back, with or without its type).
-import { type Json, type JsonObject, clone, deleteKey, getString, isObject } from './json.js';
+import { type Json, type JsonObject, clone, deleteKey, getString, isObject, setKey } from './json.js';
 import { type ResourceDef, apiVersionOf } from './resources.js';
 import { decodeStructure } from './schemas.js';
 import { ApiStatusError, badRequest, invalid } from './status.js';
@@ -14,8 +14,17 @@ function decodeContext(def: ResourceDef): string {
 
 /** The object as a client reads it (own copy, converted to the resource's version). */
 export function presentObject(def: ResourceDef, stored: Readonly<JsonObject>, withType = true): JsonObject {
+  if (def.fromStorage === undefined) {
+    // The common case, in one copy (every read, watch event and answer goes through here): the type
+    // first, then the other fields in their stored order, as the general path below gives them.
+    const out: JsonObject = withType ? { apiVersion: apiVersionOf(def), kind: def.kind } : {};
+    for (const key of Object.keys(stored)) {
+      if (key !== 'apiVersion' && key !== 'kind') setKey(out, key, clone(stored[key] as Json));
+    }
+    return out;
+  }
   let obj = clone(stored as JsonObject);
-  if (def.fromStorage !== undefined) obj = def.fromStorage(obj);
+  obj = def.fromStorage(obj);
   if (!withType) {
     delete obj.apiVersion;
     delete obj.kind;
@@ -55,12 +64,13 @@ export function decodeObject(def: ResourceDef, body: Json, failureCode: 400 | 42
     dropNulls(obj);
     def.defaults?.(obj);
     const storageVersion = def.toStorage === undefined ? apiVersionOf(def) : 'v1';
-    return {
-      apiVersion: storageVersion,
-      kind: def.kind,
-      ...withoutType(obj),
-      metadata: isObject(obj.metadata) ? obj.metadata : {},
-    };
+    // The type first, then the fields in their order; metadata (an object) where it was, or last.
+    const stored: JsonObject = { apiVersion: storageVersion, kind: def.kind };
+    for (const key of Object.keys(obj)) {
+      if (key !== 'apiVersion' && key !== 'kind') setKey(stored, key, obj[key] as Json);
+    }
+    stored.metadata = isObject(obj.metadata) ? obj.metadata : {};
+    return stored;
   } catch (error) {
     if (failureCode === 422 && error instanceof ApiStatusError && error.code === 400) {
       throw invalid({ group: '', kind: '' }, '', [

@@ -25,19 +25,16 @@ function copyJson(value: Json): Json {
   const proto: unknown = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) return structuredClone(value);
   const out: JsonObject = {};
-  for (const key of Object.keys(value)) {
-    const copied = copyJson(value[key] as Json);
-    // A "__proto__" key from parsed JSON is data: assigning it would set the prototype instead.
-    if (key === '__proto__')
-      Object.defineProperty(out, key, {
-        value: copied,
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
-    else out[key] = copied;
-  }
+  for (const key of Object.keys(value)) setKey(out, key, copyJson(value[key] as Json));
   return out;
+}
+
+/** Sets a key of a JSON object, as its own data property even when the key is "__proto__". */
+export function setKey(obj: JsonObject, key: string, value: Json): void {
+  // A "__proto__" key from parsed JSON is data: assigning it would set the prototype instead.
+  if (key === '__proto__')
+    Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+  else obj[key] = value;
 }
 
 /** Structural equality of two JSON values (object key order ignored, as Go's Semantic.DeepEqual). */

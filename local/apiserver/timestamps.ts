@@ -37,9 +37,32 @@ function parseRfc3339(text: string): ParsedTime | undefined {
   return { epochSeconds: utc / 1000 - offsetSeconds, fraction: frac === undefined ? '' : frac.slice(1) };
 }
 
-function isoSeconds(epochSeconds: number): string {
-  return new Date(epochSeconds * 1000).toISOString().slice(0, 19);
+/**
+ * Memoizes a pure function of one key. A simulation formats and parses the same few instants over and
+ * over (every kubelet of a tick writes "now", every write carries the same creation times back), and
+ * Date's formatting and the RFC 3339 pattern were a large share of each write. Bounded: emptied when
+ * full; keys `cacheable` rejects are computed every time.
+ */
+function memoized<K, V>(
+  fn: (key: K) => V,
+  maxEntries = 4096,
+  cacheable: (key: K) => boolean = () => true,
+): (key: K) => V {
+  const cache = new Map<K, V>();
+  return (key) => {
+    if (!cacheable(key)) return fn(key);
+    const hit = cache.get(key);
+    if (hit !== undefined || cache.has(key)) return hit as V;
+    const value = fn(key);
+    if (cache.size >= maxEntries) cache.clear();
+    cache.set(key, value);
+    return value;
+  };
 }
+
+const isoSeconds = memoized((epochSeconds: number): string =>
+  new Date(epochSeconds * 1000).toISOString().slice(0, 19),
+);
 
 /** metav1.Time text for an instant: whole seconds, UTC. */
 export function formatTime(ms: EpochMillis): string {
@@ -60,16 +83,27 @@ export function parseTime(text: string): EpochMillis | undefined {
   return parsed.epochSeconds * 1000 + Math.floor(Number(`0.${parsed.fraction || '0'}`) * 1000);
 }
 
-function canonicalTime(text: string): string | undefined {
-  const parsed = parseRfc3339(text);
-  return parsed === undefined ? undefined : `${isoSeconds(parsed.epochSeconds)}Z`;
-}
+/** Texts a client sends can be long (any number of fraction digits); the cache keeps timestamp-sized ones. */
+const timestampSized = (text: string): boolean => text.length <= 40;
 
-function canonicalMicroTime(text: string): string | undefined {
-  const parsed = parseRfc3339(text);
-  if (parsed === undefined || parsed.fraction.length !== 6) return undefined;
-  return `${isoSeconds(parsed.epochSeconds)}.${parsed.fraction}Z`;
-}
+const canonicalTime = memoized(
+  (text: string): string | undefined => {
+    const parsed = parseRfc3339(text);
+    return parsed === undefined ? undefined : `${isoSeconds(parsed.epochSeconds)}Z`;
+  },
+  4096,
+  timestampSized,
+);
+
+const canonicalMicroTime = memoized(
+  (text: string): string | undefined => {
+    const parsed = parseRfc3339(text);
+    if (parsed === undefined || parsed.fraction.length !== 6) return undefined;
+    return `${isoSeconds(parsed.epochSeconds)}.${parsed.fraction}Z`;
+  },
+  4096,
+  timestampSized,
+);
 
 /**
  * Where a kind keeps its timestamps: dotted paths, `[]` marking "every element of this list",
@@ -80,24 +114,40 @@ export interface TimeFields {
   readonly micro: readonly string[];
 }
 
+/** One step of a time field's path: the key, and whether it names a list whose elements go on. */
+interface PathStep {
+  readonly key: string;
+  readonly isList: boolean;
+}
+
+/** The steps of each dotted path, split once (the paths are the resource definitions' constants). */
+const pathSteps = memoized(
+  (path: string): readonly PathStep[] =>
+    path.split('.').map((step) => {
+      const isList = step.endsWith('[]');
+      return { key: isList ? step.slice(0, -2) : step, isList };
+    }),
+  Number.POSITIVE_INFINITY,
+);
+
 function visit(
   obj: Json | undefined,
-  steps: readonly string[],
+  steps: readonly PathStep[],
+  index: number,
   fn: (parent: JsonObject, key: string) => void,
 ): void {
-  const [step, ...rest] = steps;
+  const step = steps[index];
   if (step === undefined || !isObject(obj)) return;
-  const isList = step.endsWith('[]');
-  const key = isList ? step.slice(0, -2) : step;
-  if (rest.length === 0) {
+  const { key, isList } = step;
+  if (index === steps.length - 1) {
     if (!isList) fn(obj, key);
     return;
   }
   const next = obj[key];
   if (isList) {
-    if (Array.isArray(next)) for (const item of next) visit(item, rest, fn);
+    if (Array.isArray(next)) for (const item of next) visit(item, steps, index + 1, fn);
   } else {
-    visit(next, rest, fn);
+    visit(next, steps, index + 1, fn);
   }
 }
 
@@ -109,7 +159,7 @@ function visit(
 export function normalizeTimestamps(obj: JsonObject, fields: TimeFields, decodeContext: string): void {
   const apply = (paths: readonly string[], micro: boolean) => {
     for (const path of paths) {
-      visit(obj, path.split('.'), (parent, key) => {
+      visit(obj, pathSteps(path), 0, (parent, key) => {
         const value = parent[key];
         if (value === undefined || value === null) return;
         const layout = micro ? microLayout : timeLayout;

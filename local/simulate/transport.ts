@@ -15,7 +15,6 @@ import {
   type Watch,
 } from '@kubernetes/client-node';
 import type { Faults } from '../apiserver/faults.js';
-import { clone } from '../apiserver/json.js';
 import type { Registry } from '../apiserver/registry.js';
 import { findResource, type ResourceDef } from '../apiserver/resources.js';
 import type { ApiHttpServer } from '../apiserver/server.js';
@@ -119,7 +118,8 @@ export function inProcessWatch(
           },
           (event) => {
             if (controller.signal.aborted || options.faults?.stalled(info) === true) return;
-            callback(event.type, clone(event.object));
+            // The object is this watch's own copy already (Watchers presents each event per watch).
+            callback(event.type, event.object);
           },
         );
         controller.signal.addEventListener('abort', () => {
