@@ -20,9 +20,23 @@ export function objectMatcher(
   return (obj) => {
     if (def.namespaced && namespace !== '' && getString(obj, ['metadata', 'namespace']) !== namespace)
       return false;
-    if (!matchesLabels(labels, getStringMap(obj, ['metadata', 'labels']))) return false;
+    // Most selections have no label requirement: no need to read the labels then.
+    if (labels.length > 0 && !matchesLabels(labels, getStringMap(obj, ['metadata', 'labels']))) return false;
     return matchesFields(fields, (field) => def.fieldSelectors[field]?.(obj) ?? '');
   };
+}
+
+/**
+ * The value a field selector requires `field` to equal, if it does (`spec.nodeName=a-1` → `a-1`).
+ * The selector was checked by objectMatcher already.
+ */
+export function requiredFieldValue(
+  def: ResourceDef,
+  fieldSelector: string | undefined,
+  field: string,
+): string | undefined {
+  const fields = parseFieldSelector(fieldSelector ?? '', new Set(Object.keys(def.fieldSelectors)));
+  return fields.find((r) => r.field === field && r.operator === 'Equals')?.value;
 }
 
 export interface PageRequest {

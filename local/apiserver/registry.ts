@@ -31,7 +31,7 @@ import {
   getString,
   isObject,
 } from './json.js';
-import { objectMatcher, paginate } from './listing.js';
+import { objectMatcher, paginate, requiredFieldValue } from './listing.js';
 import {
   admitNamespaceLifecycle,
   isProtectedNamespace,
@@ -39,7 +39,15 @@ import {
   systemNamespaces,
 } from './namespaceLifecycle.js';
 import { type PatchType, applyPatch } from './patch.js';
-import { type ResourceDef, apiVersionOf, bindingSchemaFor, namespaces, nodes, pods } from './resources.js';
+import {
+  type ResourceDef,
+  allResources,
+  apiVersionOf,
+  bindingSchemaFor,
+  namespaces,
+  nodes,
+  pods,
+} from './resources.js';
 import { decodeStructure } from './schemas.js';
 import {
   ApiStatusError,
@@ -115,6 +123,12 @@ export class Registry {
     this.eventTtl = new EventTtl(options.eventTtlMs ?? 3_600_000);
     this.watchers = new Watchers(this.store);
     this.tolerationDefaults = options.defaultTolerationSeconds ?? {};
+    for (const def of allResources) {
+      for (const field of def.indexedFields ?? []) {
+        const valueOf = def.fieldSelectors[field];
+        if (valueOf !== undefined) this.store.addIndex(def.storage, field, valueOf);
+      }
+    }
     for (const name of systemNamespaces) this.create(namespaces, '', { metadata: { name } });
   }
 
@@ -140,9 +154,10 @@ export class Registry {
   list(def: ResourceDef, options: ListOptions = {}): JsonObject {
     this.expireEvents();
     const matches = objectMatcher(def, options.namespace ?? '', options.labelSelector, options.fieldSelector);
-    const selected = this.store
-      .list(def.storage, def.namespaced ? options.namespace : undefined)
-      .filter(matches);
+    const namespace = def.namespaced ? options.namespace : undefined;
+    const selected = (
+      this.indexedCandidates(def, options.fieldSelector, namespace) ?? this.store.list(def.storage, namespace)
+    ).filter(matches);
     const { items, metadata } = paginate(selected, options, this.store.resourceVersion);
     return {
       kind: `${def.kind}List`,
@@ -150,6 +165,20 @@ export class Registry {
       metadata,
       items: items.map((item) => this.present(def, item, false)),
     };
+  }
+
+  /** The objects an index narrows a list to (in list order), when its field selector allows one. */
+  private indexedCandidates(
+    def: ResourceDef,
+    fieldSelector: string | undefined,
+    namespace: string | undefined,
+  ): Readonly<JsonObject>[] | undefined {
+    if (fieldSelector === undefined) return undefined;
+    for (const field of def.indexedFields ?? []) {
+      const value = requiredFieldValue(def, fieldSelector, field);
+      if (value !== undefined) return this.store.listIndexed(def.storage, field, value, namespace);
+    }
+    return undefined;
   }
 
   // --- create -----------------------------------------------------------------------------------

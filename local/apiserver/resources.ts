@@ -66,6 +66,11 @@ export interface ResourceDef {
   readonly strategic: StrategicSchema;
   readonly timeFields: TimeFields;
   readonly fieldSelectors: Readonly<Record<string, (obj: JsonObject) => string>>;
+  /**
+   * Field selectors the store keeps an index for: a list selecting one value of such a field reads
+   * only the objects that have it (the watch cache's indexers, e.g. pods by spec.nodeName).
+   */
+  readonly indexedFields?: readonly string[];
   /** Defaulting (SetDefaults_*), run on every decoded body before admission. */
   readonly defaults?: (obj: JsonObject) => void;
   readonly prepareForCreate?: (obj: JsonObject) => void;
@@ -291,6 +296,9 @@ export const pods: ResourceDef = {
     'status.podIP': (obj) => getString(obj, ['status', 'podIP']) ?? '',
     'status.nominatedNodeName': (obj) => getString(obj, ['status', 'nominatedNodeName']) ?? '',
   }),
+  // As kube-apiserver's pod storage indexes spec.nodeName (pod.Indexers, NodeNameIndexFunc): every
+  // kubelet and the controller list a node's pods.
+  indexedFields: ['spec.nodeName'],
   defaults: (pod) => {
     defaultPodSpec(child(pod, 'spec'));
   },

@@ -36,8 +36,17 @@ export interface StoreOptions {
   readonly historyMaxEvents?: number;
 }
 
+/** The keys of a bucket's objects by one value of theirs (a field a selector names). */
+interface Index {
+  readonly valueOf: (obj: Readonly<JsonObject>) => string;
+  readonly keys: Map<string, Set<string>>;
+}
+
 interface Bucket {
   readonly objects: Map<string, Readonly<JsonObject>>;
+  /** The keys in list order; dropped when a key comes or goes (not when an object changes). */
+  sortedKeys: string[] | undefined;
+  readonly indexes: Map<string, Index>;
   readonly history: StoredEvent[];
   /** Events at or below this resourceVersion may be missing from history. */
   compactedRevision: number;
@@ -55,6 +64,21 @@ function deepFreeze<T>(value: T): T {
 /** Sorted like etcd keys, so lists come back in a stable order. */
 function compareKeys(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function indexAdd(index: Index, value: string, key: string): void {
+  let keys = index.keys.get(value);
+  if (keys === undefined) {
+    keys = new Set();
+    index.keys.set(value, keys);
+  }
+  keys.add(key);
+}
+
+function indexRemove(index: Index, value: string, key: string): void {
+  const keys = index.keys.get(value);
+  keys?.delete(key);
+  if (keys?.size === 0) index.keys.delete(value);
 }
 
 export function storageKey(namespace: string, name: string): string {
@@ -86,7 +110,14 @@ export class ObjectStore {
   private bucket(storage: string): Bucket {
     let bucket = this.buckets.get(storage);
     if (bucket === undefined) {
-      bucket = { objects: new Map(), history: [], compactedRevision: 0, listeners: new Set() };
+      bucket = {
+        objects: new Map(),
+        sortedKeys: undefined,
+        indexes: new Map(),
+        history: [],
+        compactedRevision: 0,
+        listeners: new Set(),
+      };
       this.buckets.set(storage, bucket);
     }
     return bucket;
@@ -98,14 +129,48 @@ export class ObjectStore {
 
   /** Every object of the bucket, by key; `namespace` restricts to one namespace. */
   list(storage: string, namespace?: string): Readonly<JsonObject>[] {
-    const objects = this.bucket(storage).objects;
+    const bucket = this.bucket(storage);
+    bucket.sortedKeys ??= [...bucket.objects.keys()].sort(compareKeys);
+    return this.objectsAt(bucket, bucket.sortedKeys, namespace);
+  }
+
+  /**
+   * Keeps an index of the bucket's objects by `valueOf` (as the watch cache indexes pods by
+   * spec.nodeName), so that listing the objects with one value does not go through all of them.
+   */
+  addIndex(storage: string, name: string, valueOf: (obj: Readonly<JsonObject>) => string): void {
+    const bucket = this.bucket(storage);
+    const index: Index = { valueOf, keys: new Map() };
+    for (const [key, obj] of bucket.objects) indexAdd(index, valueOf(obj), key);
+    bucket.indexes.set(name, index);
+  }
+
+  /**
+   * The objects of the bucket whose indexed value is `value`, by key, as `list` orders them (a subset
+   * of what it returns); undefined when the bucket has no such index.
+   */
+  listIndexed(
+    storage: string,
+    name: string,
+    value: string,
+    namespace?: string,
+  ): Readonly<JsonObject>[] | undefined {
+    const bucket = this.bucket(storage);
+    const index = bucket.indexes.get(name);
+    if (index === undefined) return undefined;
+    const keys = [...(index.keys.get(value) ?? [])].sort(compareKeys);
+    return this.objectsAt(bucket, keys, namespace);
+  }
+
+  private objectsAt(bucket: Bucket, keys: readonly string[], namespace?: string): Readonly<JsonObject>[] {
     const prefix = namespace === undefined || namespace === '' ? undefined : `${namespace}/`;
-    const keys = [...objects.keys()]
-      .filter((key) => prefix === undefined || key.startsWith(prefix))
-      .sort(compareKeys);
-    return keys
-      .map((key) => objects.get(key))
-      .filter((obj): obj is Readonly<JsonObject> => obj !== undefined);
+    const objects: Readonly<JsonObject>[] = [];
+    for (const key of keys) {
+      if (prefix !== undefined && !key.startsWith(prefix)) continue;
+      const obj = bucket.objects.get(key);
+      if (obj !== undefined) objects.push(obj);
+    }
+    return objects;
   }
 
   count(storage: string): number {
@@ -125,6 +190,16 @@ export class ObjectStore {
       meta.resourceVersion = String(revision);
     const stored = deepFreeze(object);
     bucket.objects.set(key, stored);
+    if (previous === undefined) bucket.sortedKeys = undefined;
+    for (const index of bucket.indexes.values()) {
+      const value = index.valueOf(stored);
+      if (previous !== undefined) {
+        const before = index.valueOf(previous);
+        if (before === value) continue;
+        indexRemove(index, before, key);
+      }
+      indexAdd(index, value, key);
+    }
     const event: StoredEvent =
       previous === undefined
         ? { type: 'ADDED', resourceVersion: revision, key, object: stored, at: this.clock.now() }
@@ -147,6 +222,8 @@ export class ObjectStore {
     if (previous === undefined) return undefined;
     const revision = ++this.revision;
     bucket.objects.delete(key);
+    bucket.sortedKeys = undefined;
+    for (const index of bucket.indexes.values()) indexRemove(index, index.valueOf(previous), key);
     const last = clone(previous as JsonObject);
     const meta = last.metadata;
     if (typeof meta === 'object' && meta !== null && !Array.isArray(meta))
