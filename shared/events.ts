@@ -370,13 +370,40 @@ export function eventParseErrorFrom(error: Error, what: string): EventParseError
   return new EventParseError(what, issues, { cause: error });
 }
 
-/** The wire detail (a JSON-ready object) of an outgoing event; throws EventEncodeError naming the field. */
+/**
+ * Digests already encoded, by digest. The relay encodes each digest twice (to measure it, then for the
+ * bus) and checking and encoding one of 5,000 nodes takes milliseconds. A digest is never changed once
+ * built (buildDigest, splitDigest, mergeDigestParts and the codec each make a new one), so neither is
+ * its encoding; it is frozen, as every caller gets the same object.
+ */
+const encodedDigests = new WeakMap<HeartbeatDigest, HeartbeatDigestWire>();
+
+function encodeDigest(digest: HeartbeatDigest): HeartbeatDigestWire {
+  const known = encodedDigests.get(digest);
+  if (known !== undefined) return known;
+  const wire = deepFreeze(encodeWith(HeartbeatDigestDetail, digest, HeartbeatDigestDetailType, 'detail'));
+  encodedDigests.set(digest, wire);
+  return wire;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+/**
+ * The wire detail (a JSON-ready object) of an outgoing event; throws EventEncodeError naming the field.
+ * A digest's is shared and frozen (see encodedDigests): copy it to change it.
+ */
 export function encodeDetail(event: OutgoingEvent): NodeChangedWire | HeartbeatDigestWire | PodChangedWire {
   switch (event.detailType) {
     case NodeChangedDetailType:
       return encodeWith(NodeChangedDetail, event.detail, event.detailType, 'detail');
     case HeartbeatDigestDetailType:
-      return encodeWith(HeartbeatDigestDetail, event.detail, event.detailType, 'detail');
+      return encodeDigest(event.detail);
     case PodChangedDetailType:
       return encodeWith(PodChangedDetail, event.detail, event.detailType, 'detail');
   }
