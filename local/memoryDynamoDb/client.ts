@@ -29,7 +29,7 @@ import {
   type TranslateConfig,
 } from '@aws-sdk/lib-dynamodb';
 import { marshall, unmarshall, type marshallOptions, type unmarshallOptions } from '@aws-sdk/util-dynamodb';
-import { MemoryDynamoDb, MemoryDynamoDbError } from './engine.js';
+import { MemoryDynamoDb, MemoryDynamoDbError, validated } from './engine.js';
 
 type Operation = (db: MemoryDynamoDb, input: never) => object;
 
@@ -105,7 +105,10 @@ function handleJson(db: MemoryDynamoDb, request: SdkRequest): { response: object
         : body instanceof Uint8Array
           ? Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8')
           : '{}';
-    return answer(200, operation(db, JSON.parse(text, reviveBinary) as never));
+    return answer(
+      200,
+      validated(() => operation(db, JSON.parse(text, reviveBinary) as never)),
+    );
   } catch (error) {
     if (!(error instanceof MemoryDynamoDbError)) throw error;
     return answer(error.name === 'InternalServerError' ? 500 : 400, {
@@ -285,7 +288,7 @@ export function memoryDocumentClient(
     }
     let output: object | undefined;
     try {
-      output = runDocumentCommand(db, command, t);
+      output = validated(() => runDocumentCommand(db, command, t));
     } catch (error) {
       return Promise.reject(error instanceof MemoryDynamoDbError ? sdkError(error) : (error as Error));
     }

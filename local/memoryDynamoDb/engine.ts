@@ -58,6 +58,16 @@ export class MemoryDynamoDbError extends Error {
   }
 }
 
+/** Runs an operation; what DynamoDB would refuse as invalid surfaces as its ValidationException. */
+export function validated<T>(operation: () => T): T {
+  try {
+    return operation();
+  } catch (error) {
+    if (error instanceof ExpressionError || error instanceof ValueError) throw validation(error.message);
+    throw error;
+  }
+}
+
 const MAX_ITEM_BYTES = 400 * 1024;
 const MAX_PAGE_BYTES = 1024 * 1024;
 
@@ -372,8 +382,9 @@ export class MemoryDynamoDb {
       }
       if (scanned === input.Limit) break;
     }
-    const remaining = forward ? end - start : end - start;
-    const stopped = last !== undefined && scanned < remaining;
+    // DynamoDB returns a LastEvaluatedKey whenever Limit or the 1 MB page size ended the page, even
+    // when nothing follows.
+    const stopped = last !== undefined && (scanned === input.Limit || scanned < end - start);
     return {
       Items: input.Select === 'COUNT' ? undefined : Items,
       Count: Items.length,
@@ -564,7 +575,8 @@ export class MemoryDynamoDb {
       paths.filter((path) => pathValue(from, path, p) !== undefined),
       p,
     );
-    return Object.keys(attributes).length === 0 ? {} : { Attributes: attributes };
+    // As dynalite: an existing item gives Attributes, empty when none of the paths was there.
+    return { Attributes: attributes };
   }
 
   private keyOf(table: Table, index: Index | undefined, item: Item): Item {
@@ -580,9 +592,8 @@ export class MemoryDynamoDb {
   }
 
   private startEntry(table: Table, index: Index | undefined, startKey: Record<string, Value>): Entry {
-    const { hash, range } = table.primaryKey(startKey);
     const sortDef = index === undefined ? table.range : index.def.range;
-    return { sort: sortDef === undefined ? undefined : startKey[sortDef.name], hash, range };
+    return table.entryOf(startKey, sortDef === undefined ? undefined : startKey[sortDef.name]);
   }
 }
 

@@ -452,7 +452,7 @@ function operandValue(item: Item | undefined, operand: Operand, p: Placeholders)
       if (v === undefined) return undefined;
       const n =
         v.S !== undefined
-          ? Buffer.byteLength(v.S)
+          ? v.S.length // as dynalite: UTF-16 code units
           : v.B !== undefined
             ? v.B.byteLength
             : ((v.L ?? v.SS ?? v.NS ?? v.BS)?.length ??

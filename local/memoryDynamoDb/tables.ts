@@ -24,56 +24,58 @@ export function keyString(value: Value): string {
   return '';
 }
 
-/** A sorted list of entries ordered by `sortOf`, then by `idOf` (unique). */
-class SortedEntries<T> {
-  readonly entries: T[] = [];
+/** Orders two optional values (absent first); values of one key attribute share a type. */
+function compareOptional(x: Value | undefined, y: Value | undefined): number {
+  if (x === undefined || y === undefined) return x === y ? 0 : x === undefined ? -1 : 1;
+  return compareValues(x, y) ?? 0;
+}
 
-  constructor(
-    private readonly sortOf: (entry: T) => Value | undefined,
-    private readonly idOf: (entry: T) => string,
-  ) {}
+/**
+ * A sorted list of entries: by sort key, then (index entries sharing a sort key) by the table's
+ * partition and sort key, as dynalite orders them. An entry's table key is unique.
+ */
+class SortedEntries {
+  readonly entries: Entry[] = [];
 
-  compare(a: T, b: T): number {
-    const x = this.sortOf(a);
-    const y = this.sortOf(b);
-    const bySort = x === undefined || y === undefined ? 0 : (compareValues(x, y) ?? 0);
-    if (bySort !== 0) return bySort;
-    const i = this.idOf(a);
-    const j = this.idOf(b);
-    return i < j ? -1 : i > j ? 1 : 0;
+  compare(a: Entry, b: Entry): number {
+    return (
+      compareOptional(a.sort, b.sort) ||
+      compareOptional(a.tableHash, b.tableHash) ||
+      compareOptional(a.tableRange, b.tableRange)
+    );
   }
 
   /** The first position whose entry is not before `probe`. */
-  lowerBound(probe: T): number {
+  lowerBound(probe: Entry): number {
     let lo = 0;
     let hi = this.entries.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (this.compare(this.entries[mid] as T, probe) < 0) lo = mid + 1;
+      if (this.compare(this.entries[mid] as Entry, probe) < 0) lo = mid + 1;
       else hi = mid;
     }
     return lo;
   }
 
   /** The first position where `before` is false (entries where it holds come first). */
-  partitionPoint(before: (entry: T) => boolean): number {
+  partitionPoint(before: (entry: Entry) => boolean): number {
     let lo = 0;
     let hi = this.entries.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (before(this.entries[mid] as T)) lo = mid + 1;
+      if (before(this.entries[mid] as Entry)) lo = mid + 1;
       else hi = mid;
     }
     return lo;
   }
 
-  insert(entry: T): void {
+  insert(entry: Entry): void {
     this.entries.splice(this.lowerBound(entry), 0, entry);
   }
 
-  remove(entry: T): void {
+  remove(entry: Entry): void {
     const at = this.lowerBound(entry);
-    if (at < this.entries.length && this.compare(this.entries[at] as T, entry) === 0)
+    if (at < this.entries.length && this.compare(this.entries[at] as Entry, entry) === 0)
       this.entries.splice(at, 1);
   }
 }
@@ -81,17 +83,16 @@ class SortedEntries<T> {
 /** What a sorted list holds for one item: its sort key value and the item's primary key. */
 export interface Entry {
   readonly sort: Value | undefined;
+  /** The item's primary key as Map keys (keyString) and as values (for ordering). */
   readonly hash: string;
   readonly range: string;
-}
-
-function entryId(e: Entry): string {
-  return `${e.hash}\u0000${e.range}`;
+  readonly tableHash: Value | undefined;
+  readonly tableRange: Value | undefined;
 }
 
 export class Partition {
   readonly items = new Map<string, Item>();
-  readonly order = new SortedEntries<Entry>((e) => e.sort, entryId);
+  readonly order = new SortedEntries();
 }
 
 export interface IndexDef {
@@ -103,7 +104,7 @@ export interface IndexDef {
 }
 
 export class Index {
-  readonly partitions = new Map<string, SortedEntries<Entry>>();
+  readonly partitions = new Map<string, SortedEntries>();
 
   constructor(readonly def: IndexDef) {}
 
@@ -113,8 +114,7 @@ export class Index {
     const range = this.def.range === undefined ? undefined : item[this.def.range.name];
     // A sparse index: items without its key attributes are not in it.
     if (hash === undefined || (this.def.range !== undefined && range === undefined)) return undefined;
-    const key = table.primaryKey(item);
-    return { hash: keyString(hash), entry: { sort: range, hash: key.hash, range: key.range } };
+    return { hash: keyString(hash), entry: table.entryOf(item, range) };
   }
 
   update(before: Item | undefined, after: Item | undefined, table: Table): void {
@@ -132,7 +132,7 @@ export class Index {
     if (now !== undefined) {
       let partition = this.partitions.get(now.hash);
       if (partition === undefined) {
-        partition = new SortedEntries<Entry>((e) => e.sort, entryId);
+        partition = new SortedEntries();
         this.partitions.set(now.hash, partition);
       }
       partition.insert(now.entry);
@@ -216,6 +216,14 @@ export class Table {
     };
   }
 
+  /** The sorted-list entry of `item`, under sort key value `sort`. */
+  entryOf(item: Item, sort: Value | undefined): Entry {
+    const { hash, range } = this.primaryKey(item);
+    const tableHash = item[this.hash.name];
+    const tableRange = this.range === undefined ? undefined : item[this.range.name];
+    return { sort, hash, range, tableHash, tableRange };
+  }
+
   get(key: Item): Item | undefined {
     const { hash, range } = this.primaryKey(key);
     return this.partitions.get(hash)?.items.get(range);
@@ -231,21 +239,17 @@ export class Table {
         this.partitions.set(hash, partition);
       }
       if (before === undefined) {
-        partition.order.insert({
-          sort: this.range === undefined ? undefined : item[this.range.name],
-          hash,
-          range,
-        });
+        partition.order.insert(
+          this.entryOf(item, this.range === undefined ? undefined : item[this.range.name]),
+        );
         this.itemCount++;
       }
       partition.items.set(range, item);
     } else if (before !== undefined && partition !== undefined) {
       partition.items.delete(range);
-      partition.order.remove({
-        sort: this.range === undefined ? undefined : before[this.range.name],
-        hash,
-        range,
-      });
+      partition.order.remove(
+        this.entryOf(before, this.range === undefined ? undefined : before[this.range.name]),
+      );
       this.itemCount--;
       if (partition.items.size === 0) this.partitions.delete(hash);
     }
