@@ -7,7 +7,7 @@ import type {
   KeySchemaElement,
   TableDescription,
 } from '@aws-sdk/client-dynamodb';
-import { compareValues, formatDecimal, parseDecimal, type Item, type Value } from './values.js';
+import { canonicalNumber, compareValues, type Item, type Value } from './values.js';
 
 export type KeyType = 'S' | 'N' | 'B';
 
@@ -19,7 +19,7 @@ export interface KeyDef {
 /** A key value as a Map key: numbers canonical, so 1.0 and 1 are one key as in DynamoDB. */
 export function keyString(value: Value): string {
   if (value.S !== undefined) return value.S;
-  if (value.N !== undefined) return formatDecimal(parseDecimal(value.N));
+  if (value.N !== undefined) return canonicalNumber(value.N);
   if (value.B !== undefined) return Buffer.from(value.B).toString('base64');
   return '';
 }

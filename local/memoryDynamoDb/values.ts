@@ -65,6 +65,11 @@ function aligned(a: Decimal, b: Decimal): [bigint, bigint] {
 // Most numbers stored here are integers that fit a double exactly: those skip the BigInt path.
 const SMALL_INTEGER = /^(?:0|-?[1-9]\d{0,14})$/;
 
+/** A number's canonical text (DynamoDB stores 1.50 as 1.5): the key of a number in a Map. */
+export function canonicalNumber(text: string): string {
+  return SMALL_INTEGER.test(text) ? text : formatDecimal(parseDecimal(text));
+}
+
 export function compareNumbers(a: string, b: string): number {
   if (a === b) return 0;
   if (SMALL_INTEGER.test(a) && SMALL_INTEGER.test(b)) return Math.sign(Number(a) - Number(b));
@@ -230,8 +235,13 @@ export function valueSize(value: Value): number {
     case 'S':
       return Buffer.byteLength(value.S ?? '');
     case 'N': {
-      const { m } = parseDecimal(value.N ?? '0');
-      return 1 + Math.ceil((m < 0n ? -m : m).toString().length / 2);
+      // About one byte per two significant digits, plus one (DynamoDB's rule of thumb).
+      const significant = (value.N ?? '0')
+        .replace(/[eE].*$/, '')
+        .replace(/[^0-9]/g, '')
+        .replace(/^0+/, '')
+        .replace(/0+$/, '');
+      return 1 + Math.ceil(significant.length / 2);
     }
     case 'B':
       return value.B?.byteLength ?? 0;
@@ -257,9 +267,15 @@ export function valueSize(value: Value): number {
   }
 }
 
+// Stored items are never changed in place (updates build new ones): their size is computed once.
+const sizes = new WeakMap<Item, number>();
+
 export function itemSize(item: Item): number {
+  const known = sizes.get(item);
+  if (known !== undefined) return known;
   let size = 0;
   for (const [name, value] of Object.entries(item)) size += Buffer.byteLength(name) + valueSize(value);
+  sizes.set(item, size);
   return size;
 }
 
