@@ -2,6 +2,8 @@
 // carry before serialization). Each runs to completion synchronously, so every single-item write is
 // atomic as in DynamoDB, and conditions, updates, key conditions and projections follow DynamoDB's
 // rules (expressions.ts). What DynamoDB refuses throws MemoryDynamoDbError with DynamoDB's error name.
+// One class of about 700 lines on purpose: each method is one DynamoDB operation, read against
+// DynamoDB's reference page for it, and they share the same checks (keys, items, placeholders).
 import type {
   BatchGetItemInput,
   BatchGetItemOutput,
