@@ -134,21 +134,44 @@ function visit(
   obj: Json | undefined,
   steps: readonly PathStep[],
   index: number,
-  fn: (parent: JsonObject, key: string) => void,
+  micro: boolean,
+  decodeContext: string,
 ): void {
   const step = steps[index];
   if (step === undefined || !isObject(obj)) return;
   const { key, isList } = step;
   if (index === steps.length - 1) {
-    if (!isList) fn(obj, key);
+    if (!isList) canonicalize(obj, key, micro, decodeContext);
     return;
   }
   const next = obj[key];
   if (isList) {
-    if (Array.isArray(next)) for (const item of next) visit(item, steps, index + 1, fn);
+    if (Array.isArray(next)) for (const item of next) visit(item, steps, index + 1, micro, decodeContext);
   } else {
-    visit(next, steps, index + 1, fn);
+    visit(next, steps, index + 1, micro, decodeContext);
   }
+}
+
+/** Rewrites `parent[key]`, if set, in its canonical form; throws the decoder's 400 when malformed. */
+function canonicalize(parent: JsonObject, key: string, micro: boolean, decodeContext: string): void {
+  const value = parent[key];
+  if (value === undefined || value === null) return;
+  const layout = micro ? microLayout : timeLayout;
+  if (typeof value !== 'string') {
+    throw badRequest(`${decodeContext}: json: cannot unmarshal ${typeof value} into Go value of type string`);
+  }
+  const canonical = micro ? canonicalMicroTime(value) : canonicalTime(value);
+  if (canonical === undefined) {
+    const parsed = parseRfc3339(value);
+    const detail =
+      micro && parsed !== undefined
+        ? `cannot parse ${JSON.stringify(value.slice(19))} as ".000000"`
+        : `cannot parse ${JSON.stringify(value)} as "2006"`;
+    throw badRequest(
+      `${decodeContext}: parsing time ${JSON.stringify(value)} as ${JSON.stringify(layout)}: ${detail}`,
+    );
+  }
+  parent[key] = canonical;
 }
 
 /**
@@ -157,32 +180,6 @@ function visit(
  * time.Parse error.
  */
 export function normalizeTimestamps(obj: JsonObject, fields: TimeFields, decodeContext: string): void {
-  const apply = (paths: readonly string[], micro: boolean) => {
-    for (const path of paths) {
-      visit(obj, pathSteps(path), 0, (parent, key) => {
-        const value = parent[key];
-        if (value === undefined || value === null) return;
-        const layout = micro ? microLayout : timeLayout;
-        if (typeof value !== 'string') {
-          throw badRequest(
-            `${decodeContext}: json: cannot unmarshal ${typeof value} into Go value of type string`,
-          );
-        }
-        const canonical = micro ? canonicalMicroTime(value) : canonicalTime(value);
-        if (canonical === undefined) {
-          const parsed = parseRfc3339(value);
-          const detail =
-            micro && parsed !== undefined
-              ? `cannot parse ${JSON.stringify(value.slice(19))} as ".000000"`
-              : `cannot parse ${JSON.stringify(value)} as "2006"`;
-          throw badRequest(
-            `${decodeContext}: parsing time ${JSON.stringify(value)} as ${JSON.stringify(layout)}: ${detail}`,
-          );
-        }
-        parent[key] = canonical;
-      });
-    }
-  };
-  apply(fields.time, false);
-  apply(fields.micro, true);
+  for (const path of fields.time) visit(obj, pathSteps(path), 0, false, decodeContext);
+  for (const path of fields.micro) visit(obj, pathSteps(path), 0, true, decodeContext);
 }

@@ -145,14 +145,26 @@ export function setCondition(
   reported: ReportedCondition,
   now: EpochMillis,
 ): WireCondition[] {
-  const time = formatTime(now);
+  const next = [...conditions];
+  setConditionIn(next, type, reported, formatTime(now));
+  return next;
+}
+
+/** setCondition on a list of the caller's own, in place; `time` is now as metav1.Time text. */
+function setConditionIn(
+  conditions: WireCondition[],
+  type: string,
+  reported: ReportedCondition,
+  time: string,
+): void {
   const index = conditions.findIndex((c) => c.type === type);
   const existing = conditions[index];
-  if (existing === undefined) return [...conditions, conditionJson(type, reported, time, time)];
+  if (existing === undefined) {
+    conditions.push(conditionJson(type, reported, time, time));
+    return;
+  }
   const transition = existing.status === reported.status ? (existing.lastTransitionTime ?? time) : time;
-  const next = [...conditions];
-  next[index] = conditionJson(type, reported, time, transition);
-  return next;
+  conditions[index] = conditionJson(type, reported, time, transition);
 }
 
 /** The kubelet's setters over the node's current conditions, in upstream order. */
@@ -161,8 +173,10 @@ export function setNodeConditions(
   reported: (type: KubeletConditionType) => ReportedCondition,
   now: EpochMillis,
 ): WireCondition[] {
-  let next = [...conditions];
-  for (const type of kubeletConditionTypes) next = setCondition(next, type, reported(type), now);
+  // Every kubelet runs this every 10 s: one copy of the list and one time text for all four setters.
+  const next = [...conditions];
+  const time = formatTime(now);
+  for (const type of kubeletConditionTypes) setConditionIn(next, type, reported(type), time);
   return next;
 }
 
@@ -175,10 +189,8 @@ export function nodeConditionsHaveChanged(
   conditions: readonly WireCondition[],
 ): boolean {
   if (original.length !== conditions.length) return true;
-  const byType = (list: readonly WireCondition[]) =>
-    [...list].sort((a, b) => (a.type < b.type ? -1 : a.type > b.type ? 1 : 0));
-  const a = byType(original);
-  const b = byType(conditions);
+  const a = sortedByType(original);
+  const b = sortedByType(conditions);
   return a.some((x, i) => {
     const y = b[i];
     return (
@@ -190,6 +202,14 @@ export function nodeConditionsHaveChanged(
       (x.lastTransitionTime ?? '') !== (y.lastTransitionTime ?? '')
     );
   });
+}
+
+function sortedByType(list: readonly WireCondition[]): WireCondition[] {
+  return [...list].sort(compareType);
+}
+
+function compareType(a: WireCondition, b: WireCondition): number {
+  return a.type < b.type ? -1 : a.type > b.type ? 1 : 0;
 }
 
 /** Where and what a node is: the fields registration writes. */

@@ -318,19 +318,9 @@ export class SimulatedKubelet {
     if (this.current !== 'running') return;
     const { store, scheduler, settings } = this.context;
     const now = scheduler.now();
-    const renew = (lease: Wire<V1Lease>) => {
-      // setNodeOwnerFunc: a Lease without owner gets the Node as owner once the Node can be read.
-      const nodeUid = this.context.nodeOf(this.nodeName)?.metadata?.uid;
-      const adopt = (lease.metadata?.ownerReferences ?? []).length === 0 && nodeUid !== undefined;
-      return store.leases.update({
-        ...lease,
-        ...(adopt && { metadata: { ...lease.metadata, ownerReferences: nodeOwner(this.nodeName, nodeUid) } }),
-        spec: { ...lease.spec, renewTime: formatMicroTime(now) },
-      });
-    };
     if (this.latestLease !== undefined) {
       try {
-        this.latestLease = renew(this.latestLease);
+        this.latestLease = this.renew(this.latestLease, now);
         return;
       } catch (error) {
         if (!(error instanceof ApiStatusError && (error.code === 404 || error.code === 409))) throw error;
@@ -351,7 +341,19 @@ export class SimulatedKubelet {
       return;
     }
     const found = lease;
-    this.latestLease = this.call('renewLease', () => renew(found));
+    this.latestLease = this.call('renewLease', () => this.renew(found, now));
+  }
+
+  /** Updates `lease` with renewTime = now. */
+  private renew(lease: Wire<V1Lease>, now: EpochMillis): Wire<V1Lease> {
+    // setNodeOwnerFunc: a Lease without owner gets the Node as owner once the Node can be read.
+    const nodeUid = this.context.nodeOf(this.nodeName)?.metadata?.uid;
+    const adopt = (lease.metadata?.ownerReferences ?? []).length === 0 && nodeUid !== undefined;
+    return this.context.store.leases.update({
+      ...lease,
+      ...(adopt && { metadata: { ...lease.metadata, ownerReferences: nodeOwner(this.nodeName, nodeUid) } }),
+      spec: { ...lease.spec, renewTime: formatMicroTime(now) },
+    });
   }
 
   /** The status manager's sync: every pod reports Running and Ready, deleted ones get confirmed. */
