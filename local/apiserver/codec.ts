@@ -93,7 +93,8 @@ function withoutType(obj: JsonObject): JsonObject {
  * request never reads back. Timestamps stay (Go prints a zero metav1.Time as null).
  */
 function dropNulls(obj: JsonObject): void {
-  for (const [key, value] of Object.entries(obj)) {
+  for (const key of Object.keys(obj)) {
+    const value = obj[key];
     if (value === null) {
       if (!/Time$|Timestamp$|^timeAdded$/.test(key)) deleteKey(obj, key);
     } else if (Array.isArray(value)) {

@@ -39,17 +39,20 @@ export function setKey(obj: JsonObject, key: string, value: Json): void {
 
 /** Structural equality of two JSON values (object key order ignored, as Go's Semantic.DeepEqual). */
 export function deepEqual(a: Json | undefined, b: Json | undefined): boolean {
+  // Plain loops: every write compares the whole object with the stored one (the no-op check).
   if (a === b) return true;
   if (a === undefined || b === undefined || a === null || b === null) return false;
   if (Array.isArray(a)) {
     if (!Array.isArray(b) || a.length !== b.length) return false;
-    return a.every((item, i) => deepEqual(item, b[i]));
+    for (let i = 0; i < a.length; i++) if (!deepEqual(a[i], b[i])) return false;
+    return true;
   }
   if (isObject(a)) {
     if (!isObject(b)) return false;
     const aKeys = Object.keys(a);
     if (aKeys.length !== Object.keys(b).length) return false;
-    return aKeys.every((key) => Object.hasOwn(b, key) && deepEqual(a[key], b[key]));
+    for (const key of aKeys) if (!Object.hasOwn(b, key) || !deepEqual(a[key], b[key])) return false;
+    return true;
   }
   return false;
 }

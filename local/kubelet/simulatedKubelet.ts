@@ -31,6 +31,7 @@ import {
   NamespaceNodeLease,
   healthyStatus,
   isKubeletCondition,
+  kubeletConditionTypes,
   newNodeLease,
   nodeConditionsHaveChanged,
   nodeOwner,
@@ -77,6 +78,13 @@ export interface KubeletContext {
   /** An API call failed; the kubelet carries on, as upstream's logs and retries on its next tick. */
   onApiError(error: ApiStatusError, where: { readonly node: string; readonly action: string }): void;
 }
+
+/** What a healthy kubelet reports for each of its conditions (read every 10 s by every kubelet). */
+const healthyReports: Readonly<Record<KubeletConditionType, ReportedCondition>> = Object.freeze(
+  Object.fromEntries(
+    kubeletConditionTypes.map((type) => [type, Object.freeze(reportedCondition(type, healthyStatus(type)))]),
+  ) as Record<KubeletConditionType, ReportedCondition>,
+);
 
 function isNotFound(error: unknown): boolean {
   return error instanceof ApiStatusError && error.code === 404;
@@ -129,7 +137,7 @@ export class SimulatedKubelet {
 
   /** What the kubelet reports for one of its conditions. */
   reportedFor(type: KubeletConditionType): ReportedCondition {
-    return this.reported.get(type) ?? reportedCondition(type, healthyStatus(type));
+    return this.reported.get(type) ?? healthyReports[type];
   }
 
   /**
