@@ -1,6 +1,7 @@
 // The wire's primitive forms, shared by the event contracts (events.ts) and the relay's shaping:
 // RFC 3339 times <-> EpochMillis, and the Kubernetes name rules the API server enforces.
 import type { EpochMillis } from './domain/types.js';
+import { memoized } from './memo.js';
 
 // ---------------------------------------------------------------------------------------------------
 // Times: RFC 3339 on the wire (second or millisecond precision, `Z` or a numeric offset), EpochMillis
@@ -18,6 +19,10 @@ function daysInMonth(year: number, month: number): number {
   return [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1] ?? 0;
 }
 
+// Every event and digest carries the same few instants again and again (a tick's renewals share one).
+// The longest valid text ("0000-01-01T00:00:00.000+00:00") has 29 characters.
+const parseWireTimeMemo = memoized(parseWireTimeText, 4096, (text) => text.length <= 29);
+
 /**
  * An RFC 3339 time with at most millisecond precision, as EpochMillis; undefined for anything else
  * (Date.parse alone would take "2023-02-30" as March 2nd and "24:00" as the next day).
@@ -25,6 +30,10 @@ function daysInMonth(year: number, month: number): number {
  * @example parseWireTime('2026-01-29T10:00:00.250+01:00') // 1769677200250
  */
 export function parseWireTime(text: string): EpochMillis | undefined {
+  return parseWireTimeMemo(text);
+}
+
+function parseWireTimeText(text: string): EpochMillis | undefined {
   const m = RFC3339.exec(text);
   if (m === null) return undefined;
   const [year, month, day, hour, minute, second, offsetHour, offsetMinute] = m.slice(1).map(Number);

@@ -6,6 +6,7 @@
 //   "2006-01-02T15:04:05.000000Z07:00", which demands exactly six fraction digits, so a JavaScript
 //   `Date.toISOString()` (three digits) is a 400 on a real server. client-node's V1MicroTime sends six.
 import type { EpochMillis } from '../../shared/domain/types.js';
+import { memoized } from '../../shared/memo.js';
 import { type Json, type JsonObject, isObject } from './json.js';
 import { badRequest } from './status.js';
 
@@ -37,29 +38,9 @@ function parseRfc3339(text: string): ParsedTime | undefined {
   return { epochSeconds: utc / 1000 - offsetSeconds, fraction: frac === undefined ? '' : frac.slice(1) };
 }
 
-/**
- * Memoizes a pure function of one key. A simulation formats and parses the same few instants over and
- * over (every kubelet of a tick writes "now", every write carries the same creation times back), and
- * Date's formatting and the RFC 3339 pattern were a large share of each write. Bounded: emptied when
- * full; keys `cacheable` rejects are computed every time.
- */
-function memoized<K, V>(
-  fn: (key: K) => V,
-  maxEntries = 4096,
-  cacheable: (key: K) => boolean = () => true,
-): (key: K) => V {
-  const cache = new Map<K, V>();
-  return (key) => {
-    if (!cacheable(key)) return fn(key);
-    const hit = cache.get(key);
-    if (hit !== undefined || cache.has(key)) return hit as V;
-    const value = fn(key);
-    if (cache.size >= maxEntries) cache.clear();
-    cache.set(key, value);
-    return value;
-  };
-}
-
+// Memoized (shared/memo.ts): a simulation formats and parses the same few instants over and over
+// (every kubelet of a tick writes "now", every write carries the same creation times back), and Date's
+// formatting and the RFC 3339 pattern were a large share of each write.
 const isoSeconds = memoized((epochSeconds: number): string =>
   new Date(epochSeconds * 1000).toISOString().slice(0, 19),
 );

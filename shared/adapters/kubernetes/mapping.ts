@@ -32,6 +32,7 @@ import type {
 } from '../../domain/types.js';
 import { MaxPodTextBytes } from '../../eventBounds.js';
 import { ControllerLabelKeys } from '../../events.js';
+import { memoized } from '../../memo.js';
 import { isLabelValue, parseWireTime } from '../../wireFormat.js';
 import {
   boundConditions,
@@ -58,6 +59,18 @@ export function formatKubeTime(ms: EpochMillis): string {
   return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
 }
 
+// The relay reads every lease renewal's renewTime, and a tick's renewals share one instant.
+const kubeTimeTextToMillis = memoized(
+  (value: string): EpochMillis | undefined => {
+    const m = /^([^.]*?)(?:\.(\d+))?(Z|[+-]\d{2}:\d{2})$/.exec(value);
+    if (m === null) return undefined;
+    const fraction = (m[2] ?? '').slice(0, 3);
+    return parseWireTime(`${m[1] ?? ''}${fraction === '' ? '' : `.${fraction}`}${m[3] ?? ''}`);
+  },
+  4096,
+  (value) => value.length <= 40,
+);
+
 /**
  * A Kubernetes time as EpochMillis. client-node hands out `Date`s for objects it lists but the raw
  * JSON strings for objects from a watch (kubernetes-client/javascript#487), so both are accepted;
@@ -72,10 +85,7 @@ export function kubeTimeToMillis(value: unknown): EpochMillis | undefined {
     return Number.isFinite(ms) ? ms : undefined;
   }
   if (typeof value !== 'string') return undefined;
-  const m = /^([^.]*?)(?:\.(\d+))?(Z|[+-]\d{2}:\d{2})$/.exec(value);
-  if (m === null) return undefined;
-  const fraction = (m[2] ?? '').slice(0, 3);
-  return parseWireTime(`${m[1] ?? ''}${fraction === '' ? '' : `.${fraction}`}${m[3] ?? ''}`);
+  return kubeTimeTextToMillis(value);
 }
 
 // ---------------------------------------------------------------------------------------------------
