@@ -371,7 +371,7 @@ export class MemoryDynamoDb {
     let last: Item | undefined;
     for (let i = forward ? start : end - 1; forward ? i < end : i >= start; i += forward ? 1 : -1) {
       const entry = entries[i] as Entry;
-      const item = table.partitions.get(entry.hash)?.items.get(entry.range);
+      const item = table.at(entry.hash, entry.range);
       if (item === undefined) continue;
       const size = itemSize(item);
       if (bytes + size > MAX_PAGE_BYTES && scanned > 0) break;
@@ -425,7 +425,7 @@ export class MemoryDynamoDb {
     let bytes = 0;
     let last: Item | undefined;
     for (const entry of all) {
-      const item = table.partitions.get(entry.hash)?.items.get(entry.range);
+      const item = table.at(entry.hash, entry.range);
       if (item === undefined) continue;
       const size = itemSize(item);
       if (bytes + size > MAX_PAGE_BYTES && scanned > 0) break;

@@ -7,7 +7,7 @@ import type {
   KeySchemaElement,
   TableDescription,
 } from '@aws-sdk/client-dynamodb';
-import { canonicalNumber, compareValues, type Item, type Value } from './values.js';
+import { canonicalNumber, compareValues, itemSize, rememberSize, type Item, type Value } from './values.js';
 
 export type KeyType = 'S' | 'N' | 'B';
 
@@ -90,8 +90,46 @@ export interface Entry {
   readonly tableRange: Value | undefined;
 }
 
+/**
+ * An item as stored: its JSON text and size. Text, not objects, as a database keeps encoded rows: a
+ * table of 5,000 nodes is about 16 MB of text but several times that as attribute-value objects, all
+ * of which the garbage collector would walk on every major collection.
+ */
+interface Stored {
+  readonly json: string;
+  readonly size: number;
+  /** Holds B or BS values (bytes travel as base64 in the text). */
+  readonly binary: boolean;
+}
+
+function hasBinary(value: Value): boolean {
+  if (value.B !== undefined || value.BS !== undefined) return true;
+  if (value.M !== undefined) return Object.values(value.M).some(hasBinary);
+  if (value.L !== undefined) return value.L.some(hasBinary);
+  return false;
+}
+
+const toText = (_key: string, value: unknown): unknown =>
+  value instanceof Uint8Array ? Buffer.from(value).toString('base64') : value;
+const fromText = (key: string, value: unknown): unknown => {
+  if (key === 'B' && typeof value === 'string') return new Uint8Array(Buffer.from(value, 'base64'));
+  if (key === 'BS' && Array.isArray(value))
+    return value.map((v: string) => new Uint8Array(Buffer.from(v, 'base64')));
+  return value;
+};
+
+function encode(item: Item): Stored {
+  const binary = Object.values(item).some(hasBinary);
+  return { json: JSON.stringify(item, binary ? toText : undefined), size: itemSize(item), binary };
+}
+
+function decode(stored: Stored): Item {
+  const item = (stored.binary ? JSON.parse(stored.json, fromText) : JSON.parse(stored.json)) as Item;
+  return rememberSize(item, stored.size);
+}
+
 export class Partition {
-  readonly items = new Map<string, Item>();
+  readonly items = new Map<string, Stored>();
   readonly order = new SortedEntries();
 }
 
@@ -226,7 +264,13 @@ export class Table {
 
   get(key: Item): Item | undefined {
     const { hash, range } = this.primaryKey(key);
-    return this.partitions.get(hash)?.items.get(range);
+    return this.at(hash, range);
+  }
+
+  /** The item under a primary key given as Map keys (an Entry's `hash` and `range`). */
+  at(hash: string, range: string): Item | undefined {
+    const stored = this.partitions.get(hash)?.items.get(range);
+    return stored === undefined ? undefined : decode(stored);
   }
 
   /** Stores `item` in place of `before` (undefined: deletes), keeping the indexes in step. */
@@ -244,7 +288,7 @@ export class Table {
         );
         this.itemCount++;
       }
-      partition.items.set(range, item);
+      partition.items.set(range, encode(item));
     } else if (before !== undefined && partition !== undefined) {
       partition.items.delete(range);
       partition.order.remove(
