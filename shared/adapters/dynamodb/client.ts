@@ -16,6 +16,7 @@ import {
 import { NlcError, StoreError, VersionConflictError, type StoreItemRef } from '../../errors.js';
 import type { Clock } from '../../ports/clock.js';
 import type { CapacityCounter } from './capacity.js';
+import type { ZoneQueueSnapshot } from './queueState.js';
 import type { TableNames } from './tables.js';
 
 /** Tunables of the DynamoDB stores; every one has a default (DEFAULT_STORE_SETTINGS). */
@@ -75,6 +76,12 @@ export interface DynamoContext {
   readonly clock: Clock;
   readonly capacity: CapacityCounter;
   readonly settings: StoreSettings;
+  /**
+   * The last zone queue snapshot this instance read or wrote, by `cluster#zone` (zoneQueues.ts): a
+   * queue version's entries never change, so a reader that finds the zone row still at that version
+   * needs no Query of its entry rows. Per instance (a warm Lambda keeps it), never shared state.
+   */
+  readonly queueSnapshots: Map<string, ZoneQueueSnapshot>;
 }
 
 /**

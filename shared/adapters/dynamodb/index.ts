@@ -69,6 +69,7 @@ export function createDynamoDbStores(options: DynamoDbStoresOptions): DynamoDbSt
     tables: options.tables,
     clock: options.clock ?? systemClock,
     capacity: new CapacityCounter(),
+    queueSnapshots: new Map(),
     settings: { ...DEFAULT_STORE_SETTINGS, ...options.settings },
   };
   return {

@@ -98,7 +98,8 @@ export function diffQueue(snapshot: ZoneQueueSnapshot, after: RateLimitedTimedQu
   }
 
   // Set order (queued values are always in the set; a queued value missing from it is added last).
-  const setOrder = [...after.set, ...after.queue.map((tv) => tv.value).filter((v) => !after.set.includes(v))];
+  const inSet = new Set(after.set);
+  const setOrder = [...after.set, ...after.queue.map((tv) => tv.value).filter((v) => !inSet.has(v))];
   previous = -Infinity;
   const queued = new Map(after.queue.map((tv) => [tv.value, tv]));
   for (const value of setOrder) {

@@ -223,6 +223,19 @@ async function applyOps(
   }
 }
 
+function snapshotKey(cluster: string, zone: string): string {
+  return `${cluster}#${zone}`;
+}
+
+/** Keeps `snapshot` as this instance's newest sight of its zone queue (ctx.queueSnapshots). */
+function remember(ctx: DynamoContext, cluster: string, snapshot: ZoneQueueSnapshot): ZoneQueueSnapshot {
+  const key = snapshotKey(cluster, snapshot.zone);
+  const known = ctx.queueSnapshots.get(key);
+  // A slower concurrent reader of an older version must not replace a newer one.
+  if (known === undefined || known.version <= snapshot.version) ctx.queueSnapshots.set(key, snapshot);
+  return snapshot;
+}
+
 /**
  * One zone's stored queue, consistent: the entry rows are read between two reads of the zone row
  * that must agree on its version, and pending ops of a writer that died are rolled forward.
@@ -239,6 +252,11 @@ export async function readZoneQueue(
   for (let attempt = 0; ; attempt++) {
     const group = decodeQueueGroup(ctx, cluster, zone, row);
     if (group === undefined) return emptySnapshot(zone);
+    const known = ctx.queueSnapshots.get(snapshotKey(cluster, zone));
+    if (group.pendingOps === undefined && known?.version === group.queueVersion) {
+      // The entry rows of a committed version are what this instance last saw of it.
+      return { ...known, nextSeq: group.nextSeq, limiter: group.limiter };
+    }
     const pending = group.pendingOps ?? [];
     const entries = new Map<string, StoredQueueEntry>();
     if (group.queueLength + group.setSize > 0 || pending.length > 0) {
@@ -270,13 +288,13 @@ export async function readZoneQueue(
     const ops = pending.map((op): QueueOp => ({ value: op.node, entry: toEntry(op) }));
     for (const op of ops) entries.set(op.value, op.entry);
     if (ops.length > 0) await applyOps(ctx, cluster, zone, ops, group.queueVersion, signal);
-    return {
+    return remember(ctx, cluster, {
       zone,
       version: group.queueVersion,
       nextSeq: group.nextSeq,
       limiter: group.limiter,
       entries,
-    };
+    });
   }
 }
 
@@ -344,7 +362,7 @@ export async function writeZoneQueue(
     version++;
     await applyOps(ctx, cluster, zone, chunk, version, signal);
   }
-  return { ...diff.next, version };
+  return remember(ctx, cluster, { ...diff.next, version });
 }
 
 /**

@@ -131,7 +131,7 @@ describe('ControllerStateStore', () => {
     for (let i = 1; i <= 16; i++) {
       const now = scenario.now + i * 5_000;
       const leases = leasesAt(now, silent);
-      const cold = await stores.controllerState.load(cluster);
+      const cold = await db.stores().controllerState.load(cluster);
       const fromCold = passFrom(cold, new FakeCluster(clusterNodes(fake), fake.pods), leases, now);
       const fromWarm = passFrom(warm, fake, leases, now);
       expect(fromCold.effects).toEqual(fromWarm.effects);
@@ -226,7 +226,7 @@ describe('ControllerStateStore', () => {
     expect(refreshed.nodes.get('n9')).toEqual(fake.node('n9'));
     expect(refreshed.nodes.has('n3x')).toBe(false);
     expect([...refreshed.nodes.keys()]).toEqual([...refreshed.nodes.keys()].sort());
-    const cold = await stores.controllerState.load(cluster);
+    const cold = await db.stores().controllerState.load(cluster);
     expect(refreshed.nodes).toEqual(cold.nodes);
     expect(refreshed.state).toEqual(cold.state);
 
@@ -275,7 +275,7 @@ describe('ControllerStateStore', () => {
     const pass = passFrom(loaded, scenario.cluster, leasesAt(now), now);
     expect(pass.state.knownNodes.has('n1d')).toBe(false);
     await stores.controllerState.commit(loaded, { state: pass.state, meta: meta(2, now) });
-    const cold = await stores.controllerState.load(cluster);
+    const cold = await db.stores().controllerState.load(cluster);
     expect(cold.state.knownNodes.has('n1d')).toBe(false);
     expect(cold.state.nodeHealth.has('n1d')).toBe(false);
     expect(cold.versions.health.get('n1d')).toBe(2);

@@ -31,6 +31,14 @@ afterAll(async () => {
 const t0 = t('2026-01-29T09:00:00Z');
 const zone = createZoneID('eu-west-1', 'eu-west-1a');
 
+/**
+ * Stores of a new instance (a cold function): nothing cached, so a load reads the rows back from the
+ * table. An instance that wrote a queue version answers a later read of it from memory.
+ */
+function coldStores(): ReturnType<DynamoFixture['stores']> {
+  return db.stores();
+}
+
 function nothingLoaded(cluster: string): LoadedZoneQueues {
   return { cluster, queues: new Map(), versions: new Map() };
 }
@@ -56,7 +64,7 @@ describe('ZoneQueueStore', () => {
     expect(q.queue.map((v) => v.value)).toEqual(['c', 'b', 'e', 'a', 'd']);
 
     let loaded = await stores.zoneQueues.commitZoneQueues(nothingLoaded(cluster), new Map([[zone, q]]));
-    let read = await stores.zoneQueues.loadZoneQueues(cluster);
+    let read = await coldStores().zoneQueues.loadZoneQueues(cluster);
     expect(queueOf(read)).toEqual(q);
 
     // The drainer processes the head; 'b' is forgotten and queued again (to the end of its tie group).
@@ -70,7 +78,7 @@ describe('ZoneQueueStore', () => {
     loaded = await stores.zoneQueues.commitZoneQueues(loaded, new Map([[zone, q]]));
     // Only the rows that changed: 'c' (processed) and 'b' (re-added); 'e', 'a', 'd' keep their numbers.
     expect(db.commands.get('PutItem')).toBe(2);
-    read = await stores.zoneQueues.loadZoneQueues(cluster);
+    read = await coldStores().zoneQueues.loadZoneQueues(cluster);
     expect(queueOf(read)).toEqual(q);
     expect(read.versions).toEqual(loaded.versions);
   });
@@ -111,7 +119,7 @@ describe('ZoneQueueStore', () => {
           q = addAll(q, values.slice(0, 1 + random(values.length)), now);
       }
       loaded = await stores.zoneQueues.commitZoneQueues(loaded, new Map([[zone, q]]));
-      expect(queueOf(await stores.zoneQueues.loadZoneQueues(cluster))).toEqual(q);
+      expect(queueOf(await coldStores().zoneQueues.loadZoneQueues(cluster))).toEqual(q);
     }
   });
 
@@ -146,7 +154,7 @@ describe('ZoneQueueStore', () => {
     );
     const values = taken.flatMap((r) => (r.result === undefined ? [] : [r.result]));
     expect(values.sort()).toEqual(['a', 'b', 'c']);
-    const stored = queueOf(await setup.zoneQueues.loadZoneQueues(cluster));
+    const stored = queueOf(await coldStores().zoneQueues.loadZoneQueues(cluster));
     expect(stored?.queue.map((v) => v.value)).toEqual(['d', 'e']);
     expect(stored?.limiter).toMatchObject({ kind: 'tokenBucket', tokens: 0 });
   });
@@ -186,7 +194,7 @@ describe('ZoneQueueStore', () => {
     expected = add(expected, 'c', 'uid-c', now).queue;
     expected = swapLimiter(expected, 0.01, now);
     expect(queueOf(merged)).toEqual(expected);
-    expect(queueOf(await stores.zoneQueues.loadZoneQueues(cluster))).toEqual(expected);
+    expect(queueOf(await coldStores().zoneQueues.loadZoneQueues(cluster))).toEqual(expected);
     // The drainer spent the only token, so the swapped-in bucket starts empty (upstream SwapLimiter).
     expect(expected.limiter).toMatchObject({ qps: 0.01, tokens: 0 });
   });
@@ -241,7 +249,7 @@ describe('ZoneQueueStore', () => {
     );
     expect(row.Item?.pendingOps).toHaveLength(2);
 
-    const read = await setup.zoneQueues.loadZoneQueues(cluster);
+    const read = await coldStores().zoneQueues.loadZoneQueues(cluster);
     expect(queueOf(read)).toEqual(after);
     const cleared = await doc.send(
       new GetCommand({ TableName: db.tables.zones, Key: { cluster, zone: 'eu-west-1:eu-west-1a' } }),
@@ -257,7 +265,34 @@ describe('ZoneQueueStore', () => {
     const q = addAll(newRateLimitedTimedQueue(newTokenBucketRateLimiter(0.1, 1, t0)), values, t0);
     const loaded = await stores.zoneQueues.commitZoneQueues(nothingLoaded(cluster), new Map([[zone, q]]));
     expect(loaded.versions.get(zone)?.version).toBe(4);
-    expect(queueOf(await stores.zoneQueues.loadZoneQueues(cluster))).toEqual(q);
+    expect(queueOf(await coldStores().zoneQueues.loadZoneQueues(cluster))).toEqual(q);
+  });
+
+  it("an instance reads no entry rows of a queue version it already holds, and reads another writer's version in full", async () => {
+    const cluster = 'snapshots';
+    const warm = db.stores();
+    const other = db.stores();
+    const q = addAll(newRateLimitedTimedQueue(newTokenBucketRateLimiter(0.1, 1, t0)), ['a', 'b', 'c'], t0);
+    const loaded = await warm.zoneQueues.commitZoneQueues(nothingLoaded(cluster), new Map([[zone, q]]));
+
+    db.commands.reset();
+    expect(queueOf(await warm.zoneQueues.loadZoneQueues(cluster))).toEqual(q);
+    expect(db.commands.get('Query')).toBe(1); // the Zones partition only
+    db.commands.reset();
+    expect(queueOf(await other.zoneQueues.loadZoneQueues(cluster))).toEqual(q);
+    expect(db.commands.get('Query')).toBe(2); // the Zones partition and the entry rows
+
+    // Another instance commits the next version: the warm instance's copy is now stale.
+    const fromOther = await other.zoneQueues.loadZoneQueues(cluster);
+    const after = remove(add(q, 'd', 'uid-d', t0 + 1).queue, 'a').queue;
+    await other.zoneQueues.commitZoneQueues(fromOther, new Map([[zone, after]]));
+    db.commands.reset();
+    expect(queueOf(await warm.zoneQueues.loadZoneQueues(cluster))).toEqual(after);
+    expect(db.commands.get('Query')).toBe(2);
+    // And a commit from the stale load loses the race instead of overwriting the newer version.
+    await expect(
+      warm.zoneQueues.commitZoneQueues(loaded, new Map([[zone, addAll(q, ['e'], t0 + 2)]])),
+    ).rejects.toBeInstanceOf(VersionConflictError);
   });
 
   it('hands updateZoneQueue an undefined queue for a zone that has none, and writes nothing', async () => {
