@@ -36,12 +36,25 @@ export function healthRowOf(state: ControllerState, name: string): HealthRow {
   const registeredUid = state.knownNodes.get(name);
   const health = state.nodeHealth.get(name);
   const evictionStatus = state.nodeEvictionStatus.get(name);
-  return {
-    ...(registeredUid !== undefined && { registeredUid }),
-    ...(health !== undefined && { health }),
-    retry: state.nodesToRetry.has(name),
-    ...(evictionStatus !== undefined && { evictionStatus }),
-  };
+  const retry = state.nodesToRetry.has(name);
+  // Built without spreads: a commit computes two rows per node on every pass.
+  if (registeredUid !== undefined && health !== undefined && evictionStatus === undefined)
+    return { registeredUid, health, retry };
+  const row: { -readonly [K in keyof HealthRow]: HealthRow[K] } = { retry };
+  if (registeredUid !== undefined) row.registeredUid = registeredUid;
+  if (health !== undefined) row.health = health;
+  if (evictionStatus !== undefined) row.evictionStatus = evictionStatus;
+  return row;
+}
+
+/** Whether the node's health row fields are the very same values in both states (nothing to write). */
+export function sameHealthEntries(before: ControllerState, after: ControllerState, name: string): boolean {
+  return (
+    before.knownNodes.get(name) === after.knownNodes.get(name) &&
+    before.nodeHealth.get(name) === after.nodeHealth.get(name) &&
+    before.nodesToRetry.has(name) === after.nodesToRetry.has(name) &&
+    before.nodeEvictionStatus.get(name) === after.nodeEvictionStatus.get(name)
+  );
 }
 
 /**
