@@ -9,6 +9,7 @@ import {
   EvictionRateLimiterBurst,
   newRateLimitedTimedQueue,
   type RateLimitedTimedQueue,
+  WorkingQueue,
 } from './rateLimitedTimedQueue.js';
 import { newTokenBucketRateLimiter } from './tokenBucket.js';
 import type { EpochMillis, Node, ZoneState } from './types.js';
@@ -45,7 +46,7 @@ export interface WorkingState {
   knownNodes: Map<string, string>;
   nodeHealth: Map<string, NodeHealthData>;
   zoneStates: Map<string, ZoneState>;
-  zoneQueues: Map<string, RateLimitedTimedQueue>;
+  zoneQueues: WorkingZoneQueues;
   nodesToRetry: Set<string>;
   nodeEvictionStatus: Map<string, NodeEvictionStatus>;
 }
@@ -55,14 +56,58 @@ export function workingCopy(state: ControllerState): WorkingState {
     knownNodes: new Map(state.knownNodes),
     nodeHealth: new Map(state.nodeHealth),
     zoneStates: new Map(state.zoneStates),
-    zoneQueues: new Map(state.zoneQueues),
+    zoneQueues: new WorkingZoneQueues(state.zoneQueues),
     nodesToRetry: new Set(state.nodesToRetry),
     nodeEvictionStatus: new Map(state.nodeEvictionStatus),
   };
 }
 
 export function freeze(state: WorkingState): ControllerState {
-  return { ...state };
+  return { ...state, zoneQueues: new Map(state.zoneQueues) };
+}
+
+/**
+ * The working copy's zone queues. Reads and `set` work on plain queues, as on a Map; the taint-based
+ * eviction pass changes a zone's queue through its WorkingQueue instead (`working`), which turns a
+ * pass's Remove+Add per unhealthy node into Map and Set operations. A read of the zone gives the
+ * WorkingQueue's plain queue, so no reader sees a stale one; a `set` replaces both.
+ */
+export class WorkingZoneQueues {
+  private readonly queues: Map<string, RateLimitedTimedQueue>;
+  private readonly workingQueues = new Map<string, WorkingQueue>();
+
+  constructor(queues: ReadonlyMap<string, RateLimitedTimedQueue>) {
+    this.queues = new Map(queues);
+  }
+
+  has(zone: string): boolean {
+    return this.queues.has(zone);
+  }
+
+  get(zone: string): RateLimitedTimedQueue | undefined {
+    return this.workingQueues.get(zone)?.queue() ?? this.queues.get(zone);
+  }
+
+  set(zone: string, queue: RateLimitedTimedQueue): void {
+    this.workingQueues.delete(zone);
+    this.queues.set(zone, queue);
+  }
+
+  /** The zone's queue to change in place; undefined for a zone without a queue. */
+  working(zone: string): WorkingQueue | undefined {
+    let working = this.workingQueues.get(zone);
+    if (working === undefined) {
+      const queue = this.queues.get(zone);
+      if (queue === undefined) return undefined;
+      working = new WorkingQueue(queue);
+      this.workingQueues.set(zone, working);
+    }
+    return working;
+  }
+
+  *[Symbol.iterator](): IterableIterator<[string, RateLimitedTimedQueue]> {
+    for (const [zone, queue] of this.queues) yield [zone, this.workingQueues.get(zone)?.queue() ?? queue];
+  }
 }
 
 /**
@@ -96,6 +141,13 @@ export function addPodEvictorForNewZone(
 /** The zone's queue; every node's zone gets one in addPodEvictorForNewZone before it is used. */
 export function zoneQueue(state: WorkingState, zone: string): RateLimitedTimedQueue {
   const queue = state.zoneQueues.get(zone);
+  if (queue === undefined) throw new Error(`invariant: no eviction queue for zone ${JSON.stringify(zone)}`);
+  return queue;
+}
+
+/** The zone's queue to change in place (see WorkingZoneQueues); the same invariant as zoneQueue. */
+export function workingZoneQueue(state: WorkingState, zone: string): WorkingQueue {
+  const queue = state.zoneQueues.working(zone);
   if (queue === undefined) throw new Error(`invariant: no eviction queue for zone ${JSON.stringify(zone)}`);
   return queue;
 }

@@ -256,6 +256,57 @@ export function nextHandOutAt(queue: RateLimitedTimedQueue, after: EpochMillis):
   return hi;
 }
 
+/**
+ * A zone's queue while one pass changes it: Add and Remove of upstream's UniqueQueue, in O(1) on an
+ * insertion-ordered Map (the queued entries) and Set (the set) instead of copying both arrays per
+ * call. markNodeForTainting runs Remove then Add for every unhealthy node on every monitor pass, so
+ * with the plain functions a pass over n unhealthy nodes of one zone copied n-element arrays 2n times.
+ * `queue()` gives the plain RateLimitedTimedQueue, equal to what the same add/remove calls return:
+ * the entries sorted by processAt with a stable sort, which keeps ties in insertion order because the
+ * Map starts in the plain queue's order and a re-added value moves to its end. Mutable on purpose; it
+ * never leaves the pass's WorkingState.
+ */
+export class WorkingQueue {
+  private base: RateLimitedTimedQueue;
+  private readonly queued: Map<string, TimedValue>;
+  private readonly values: Set<string>;
+  /** A change since `base` was built: the next `queue()` builds a new plain queue. */
+  private changed = false;
+
+  constructor(q: RateLimitedTimedQueue) {
+    this.base = q;
+    this.queued = new Map(q.queue.map((v) => [v.value, v]));
+    this.values = new Set(q.set);
+  }
+
+  /** {@link add}: false when the value was added before and not removed since. */
+  add(value: string, uid: string, now: EpochMillis): boolean {
+    if (this.values.has(value)) return false;
+    this.values.add(value);
+    this.queued.set(value, { value, uid, addedAt: now, processAt: now });
+    this.changed = true;
+    return true;
+  }
+
+  /** {@link remove}: true if the value was in the set, even if no longer queued. */
+  remove(value: string): boolean {
+    if (!this.values.delete(value)) return false;
+    this.queued.delete(value);
+    this.changed = true;
+    return true;
+  }
+
+  /** The plain queue; the same object as long as nothing changed, as the plain functions return. */
+  queue(): RateLimitedTimedQueue {
+    if (this.changed) {
+      const queue = [...this.queued.values()].sort((a, b) => a.processAt - b.processAt);
+      this.base = { ...this.base, queue, set: [...this.values] };
+      this.changed = false;
+    }
+    return this.base;
+  }
+}
+
 function insertByProcessAt(queue: readonly TimedValue[], item: TimedValue): TimedValue[] {
   // After every entry due at or before it: ties keep insertion order.
   const index = queue.findIndex((v) => v.processAt > item.processAt);

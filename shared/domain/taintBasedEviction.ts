@@ -3,13 +3,11 @@
 // (pkg/controller/nodelifecycle/node_lifecycle_controller.go). The controller never deletes pods in
 // this mode: it taints unhealthy nodes NoExecute, rate-limited per zone, and the taint eviction
 // controller (taintEviction.ts) deletes the pods that do not tolerate the taint.
-import { type WorkingState, zoneQueue } from './controllerState.js';
+import { type WorkingState, workingZoneQueue } from './controllerState.js';
 import { perform, type Pass, type WriteResult } from './effects.js';
 import {
-  add,
   completeTry,
   type RateLimitedTimedQueue,
-  remove,
   type TimedValue,
   type TryResult,
   tryNext,
@@ -66,10 +64,7 @@ export function* markNodeAsReachable(state: WorkingState, node: Node, why: strin
     });
     if (!result.ok) return false;
   }
-  const zone = getZoneKey(node.labels);
-  const removed = remove(zoneQueue(state, zone), node.name);
-  state.zoneQueues.set(zone, removed.queue);
-  return removed.removed;
+  return workingZoneQueue(state, getZoneKey(node.labels)).remove(node.name);
 }
 
 /**
@@ -83,13 +78,10 @@ export function markNodeForTainting(
   status: 'False' | 'Unknown',
   now: EpochMillis,
 ): boolean {
-  const zone = getZoneKey(node.labels);
-  let queue = zoneQueue(state, zone);
+  const queue = workingZoneQueue(state, getZoneKey(node.labels));
   const taint = status === 'False' ? NotReadyTaintTemplate : UnreachableTaintTemplate;
-  if (!taintExists(node.taints, taint)) queue = remove(queue, node.name).queue;
-  const added = add(queue, node.name, node.uid, now);
-  state.zoneQueues.set(zone, added.queue);
-  return added.added;
+  if (!taintExists(node.taints, taint)) queue.remove(node.name);
+  return queue.add(node.name, node.uid, now);
 }
 
 /**

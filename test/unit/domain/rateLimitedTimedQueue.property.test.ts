@@ -9,6 +9,7 @@ import {
   remove,
   swapLimiter,
   tryNext,
+  WorkingQueue,
 } from '../../../shared/domain/rateLimitedTimedQueue.js';
 import {
   type RateLimiter,
@@ -236,6 +237,70 @@ describe('RateLimitedTimedQueue', () => {
           const maxQPS = Math.max(qps, ...ops.map((op) => (op.kind === 'swap' ? op.qps : 0)));
           // The never-limiter reports QPS 1 but grants nothing, so it does not raise the bound.
           assertWindowBound(processedInstants(qps, ops), 1, maxQPS);
+        },
+      ),
+    );
+  });
+
+  type WorkingOp =
+    | { readonly kind: 'add'; readonly value: string; readonly at: number }
+    | { readonly kind: 'remove'; readonly value: string }
+    | { readonly kind: 'read' };
+  const workingValueArb = fc.constantFrom('node-a', 'node-b', 'node-c', 'node-d', 'node-e', 'node-f');
+  const workingOpArb: fc.Arbitrary<WorkingOp> = fc.oneof(
+    fc.record({
+      kind: fc.constant('add' as const),
+      value: workingValueArb,
+      // Often the same instant (one pass), sometimes before the queue's entries.
+      at: fc.oneof(fc.constant(0), fc.integer({ min: -300, max: 300 })),
+    }),
+    fc.record({ kind: fc.constant('remove' as const), value: workingValueArb }),
+    fc.record({ kind: fc.constant('read' as const) }),
+  );
+
+  it('(e) a WorkingQueue gives what the same add and remove calls give, the same object when unchanged', () => {
+    fc.assert(
+      fc.property(
+        fc.array(opArb, { maxLength: 60 }),
+        fc.array(workingOpArb, { maxLength: 80 }),
+        (setup, ops) => {
+          // A start with retries (later processAt) and processed values (in the set, not queued).
+          let q = newRateLimitedTimedQueue(newTokenBucketRateLimiter(5.5, 2, T0));
+          let now = T0;
+          for (const op of setup) {
+            if (op.kind === 'add') q = add(q, op.value, `uid-${op.value}`, now).queue;
+            if (op.kind === 'remove') q = remove(q, op.value).queue;
+            if (op.kind === 'advance') now += op.by;
+            if (op.kind === 'try') {
+              const next = tryNext(q, now);
+              q = next.queue;
+              if (next.item !== undefined) {
+                q = completeTry(q, next.item, op.done ? { done: true } : { done: false, wait: op.wait }, now);
+              }
+            }
+          }
+          const working = new WorkingQueue(q);
+          // The plain calls continue from each read's result, so an unchanged `q` is still that object.
+          let last = q;
+          for (const op of [...ops, { kind: 'read' as const }]) {
+            if (op.kind === 'add') {
+              const plain = add(q, op.value, `uid-${op.value}`, now + op.at);
+              expect(working.add(op.value, `uid-${op.value}`, now + op.at)).toBe(plain.added);
+              q = plain.queue;
+            }
+            if (op.kind === 'remove') {
+              const plain = remove(q, op.value);
+              expect(working.remove(op.value)).toBe(plain.removed);
+              q = plain.queue;
+            }
+            if (op.kind === 'read') {
+              const got = working.queue();
+              expect(got).toEqual(q);
+              if (q === last) expect(got).toBe(last);
+              last = got;
+              q = got;
+            }
+          }
         },
       ),
     );

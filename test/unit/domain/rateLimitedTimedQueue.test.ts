@@ -15,6 +15,7 @@ import {
   swapLimiter,
   tryNext,
   tryQueue,
+  WorkingQueue,
 } from '../../../shared/domain/rateLimitedTimedQueue.js';
 import {
   type RateLimiter,
@@ -541,6 +542,63 @@ describe('swapLimiter', () => {
     const swapped = swapLimiter(q, 0.01, T0);
     expect(swapped.queue).toBe(q.queue);
     expect(swapped.set).toBe(q.set);
+  });
+});
+
+describe('WorkingQueue', () => {
+  const abc = (): RateLimitedTimedQueue =>
+    addThree(newRateLimitedTimedQueue(fakeAlwaysRateLimiter()), fixedClock(T0));
+
+  it('Remove then Add moves the value to the end of the queue and of the set', () => {
+    const working = new WorkingQueue(abc());
+    expect(working.remove('first')).toBe(true);
+    expect(working.add('first', 'u1', T0 + 5)).toBe(true);
+    expect(working.queue()).toEqual(add(remove(abc(), 'first').queue, 'first', 'u1', T0 + 5).queue);
+    expect(values(working.queue())).toEqual(['second', 'third', 'first']);
+    expect(working.queue().set).toEqual(['second', 'third', 'first']);
+  });
+
+  it('keeps processAt order, ties in insertion order, for an Add earlier than the queue', () => {
+    const working = new WorkingQueue(abc());
+    working.add('early', 'u0', T0 - 1);
+    working.add('tie', 'u4', T0);
+    expect(values(working.queue())).toEqual(['early', 'first', 'second', 'third', 'tie']);
+  });
+
+  it('refuses a value in the set, even one processed and no longer queued', () => {
+    const processed = tryAllDone(abc(), fixedClock(T0)).queue;
+    const working = new WorkingQueue(processed);
+    expect(working.add('first', 'u1', T0 + 1)).toBe(false);
+    expect(working.remove('first')).toBe(true);
+    expect(working.remove('first')).toBe(false);
+    expect(working.remove('unknown')).toBe(false);
+    expect(working.add('first', 'u1', T0 + 1)).toBe(true);
+    expect(values(working.queue())).toEqual(['first']);
+  });
+
+  it('gives the same object until something changes, and keeps working after a read', () => {
+    const q = abc();
+    const working = new WorkingQueue(q);
+    working.add('first', 'u1', T0 + 1);
+    working.remove('unknown');
+    expect(working.queue()).toBe(q);
+    working.remove('second');
+    const read = working.queue();
+    expect(read).not.toBe(q);
+    expect(working.queue()).toBe(read);
+    working.add('second', 'u2', T0 + 2);
+    expect(values(working.queue())).toEqual(['first', 'third', 'second']);
+    expect(values(read)).toEqual(['first', 'third']);
+  });
+
+  it('does not change the queue it started from', () => {
+    const q = abc();
+    const snapshot = structuredClone(q);
+    const working = new WorkingQueue(q);
+    working.remove('first');
+    working.add('fourth', 'u4', T0);
+    working.queue();
+    expect(q).toEqual(snapshot);
   });
 });
 
