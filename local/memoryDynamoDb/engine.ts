@@ -91,8 +91,9 @@ function capacity(
 
 const readUnits = (bytes: number, consistent: boolean | undefined): number =>
   Math.max(1, Math.ceil(bytes / 4096)) / (consistent === true ? 1 : 2);
-const writeUnits = (...items: (Item | undefined)[]): number =>
-  Math.max(1, ...items.map((i) => (i === undefined ? 0 : Math.ceil(itemSize(i) / 1024))));
+/** Write units of a write that replaces an item of `before` bytes with one of `after` bytes. */
+const writeUnits = (before: number, after = 0): number =>
+  Math.max(1, Math.ceil(before / 1024), Math.ceil(after / 1024));
 
 export class MemoryDynamoDb {
   private readonly tables = new Map<string, Table>();
@@ -164,7 +165,7 @@ export class MemoryDynamoDb {
       ...capacity(
         table.name,
         input.ReturnConsumedCapacity,
-        readUnits(item === undefined ? 0 : itemSize(item), input.ConsistentRead),
+        readUnits(table.sizeOf(key), input.ConsistentRead),
       ),
     };
   }
@@ -179,10 +180,11 @@ export class MemoryDynamoDb {
       throw validation('ReturnValues can only be ALL_OLD or NONE');
     const before = table.get(item);
     this.check(condition, before, p, input.ReturnValuesOnConditionCheckFailure);
+    const units = writeUnits(table.sizeOf(item), itemSize(item));
     table.write(item, before, item);
     return {
       ...(input.ReturnValues === 'ALL_OLD' && before !== undefined && { Attributes: before }),
-      ...capacity(table.name, input.ReturnConsumedCapacity, writeUnits(before, item)),
+      ...capacity(table.name, input.ReturnConsumedCapacity, units),
     };
   }
 
@@ -211,10 +213,11 @@ export class MemoryDynamoDb {
     const after = this.parse(() => applyUpdate(before ?? key, update.tree, p, 'Invalid UpdateExpression'));
     this.checkSize(after);
     this.checkIndexKeys(table, after);
+    const units = writeUnits(table.sizeOf(key), itemSize(after));
     table.write(key, before, after);
     return {
       ...this.returnValues(input.ReturnValues, before, after, update.tree, p),
-      ...capacity(table.name, input.ReturnConsumedCapacity, writeUnits(before, after)),
+      ...capacity(table.name, input.ReturnConsumedCapacity, units),
     };
   }
 
@@ -228,10 +231,11 @@ export class MemoryDynamoDb {
       throw validation('ReturnValues can only be ALL_OLD or NONE');
     const before = table.get(key);
     this.check(condition, before, p, input.ReturnValuesOnConditionCheckFailure);
+    const units = writeUnits(table.sizeOf(key));
     if (before !== undefined) table.write(key, before, undefined);
     return {
       ...(input.ReturnValues === 'ALL_OLD' && before !== undefined && { Attributes: before }),
-      ...capacity(table.name, input.ReturnConsumedCapacity, writeUnits(before)),
+      ...capacity(table.name, input.ReturnConsumedCapacity, units),
     };
   }
 
@@ -308,8 +312,9 @@ export class MemoryDynamoDb {
     const units = new Map<string, number>();
     for (const { table, key, item } of writes) {
       const before = table.get(key);
+      const used = writeUnits(table.sizeOf(key), item === undefined ? 0 : itemSize(item));
       table.write(key, before, item);
-      units.set(table.name, (units.get(table.name) ?? 0) + writeUnits(before, item));
+      units.set(table.name, (units.get(table.name) ?? 0) + used);
     }
     return {
       UnprocessedItems: {},
@@ -373,7 +378,7 @@ export class MemoryDynamoDb {
       const entry = entries[i] as Entry;
       const item = table.at(entry.hash, entry.range);
       if (item === undefined) continue;
-      const size = itemSize(item);
+      const size = table.sizeAt(entry.hash, entry.range);
       if (bytes + size > MAX_PAGE_BYTES && scanned > 0) break;
       scanned++;
       bytes += size;
@@ -427,7 +432,7 @@ export class MemoryDynamoDb {
     for (const entry of all) {
       const item = table.at(entry.hash, entry.range);
       if (item === undefined) continue;
-      const size = itemSize(item);
+      const size = table.sizeAt(entry.hash, entry.range);
       if (bytes + size > MAX_PAGE_BYTES && scanned > 0) break;
       scanned++;
       bytes += size;

@@ -7,7 +7,7 @@ import type {
   KeySchemaElement,
   TableDescription,
 } from '@aws-sdk/client-dynamodb';
-import { canonicalNumber, compareValues, itemSize, rememberSize, type Item, type Value } from './values.js';
+import { canonicalNumber, compareValues, itemSize, type Item, type Value } from './values.js';
 
 export type KeyType = 'S' | 'N' | 'B';
 
@@ -124,8 +124,7 @@ function encode(item: Item): Stored {
 }
 
 function decode(stored: Stored): Item {
-  const item = (stored.binary ? JSON.parse(stored.json, fromText) : JSON.parse(stored.json)) as Item;
-  return rememberSize(item, stored.size);
+  return (stored.binary ? JSON.parse(stored.json, fromText) : JSON.parse(stored.json)) as Item;
 }
 
 export class Partition {
@@ -265,6 +264,16 @@ export class Table {
   get(key: Item): Item | undefined {
     const { hash, range } = this.primaryKey(key);
     return this.at(hash, range);
+  }
+
+  /** The stored size of the item under `key` (0 when there is none), without decoding it. */
+  sizeOf(key: Item): number {
+    const { hash, range } = this.primaryKey(key);
+    return this.sizeAt(hash, range);
+  }
+
+  sizeAt(hash: string, range: string): number {
+    return this.partitions.get(hash)?.items.get(range)?.size ?? 0;
   }
 
   /** The item under a primary key given as Map keys (an Entry's `hash` and `range`). */

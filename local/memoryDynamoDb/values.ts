@@ -270,12 +270,6 @@ export function valueSize(value: Value): number {
 // Items are never changed in place (updates build new ones): an item's size is computed once.
 const sizes = new WeakMap<Item, number>();
 
-/** Records the size of an item decoded from storage (it is the stored item's). */
-export function rememberSize(item: Item, size: number): Item {
-  sizes.set(item, size);
-  return item;
-}
-
 export function itemSize(item: Item): number {
   const known = sizes.get(item);
   if (known !== undefined) return known;
