@@ -140,14 +140,14 @@ export function addPodEvictorForNewZone(
 
 /** The zone's queue; every node's zone gets one in addPodEvictorForNewZone before it is used. */
 export function zoneQueue(state: WorkingState, zone: string): RateLimitedTimedQueue {
-  const queue = state.zoneQueues.get(zone);
-  if (queue === undefined) throw new Error(`invariant: no eviction queue for zone ${JSON.stringify(zone)}`);
-  return queue;
+  return state.zoneQueues.get(zone) ?? noQueue(zone);
 }
 
 /** The zone's queue to change in place (see WorkingZoneQueues); the same invariant as zoneQueue. */
 export function workingZoneQueue(state: WorkingState, zone: string): WorkingQueue {
-  const queue = state.zoneQueues.working(zone);
-  if (queue === undefined) throw new Error(`invariant: no eviction queue for zone ${JSON.stringify(zone)}`);
-  return queue;
+  return state.zoneQueues.working(zone) ?? noQueue(zone);
+}
+
+function noQueue(zone: string): never {
+  throw new Error(`invariant: no eviction queue for zone ${JSON.stringify(zone)}`);
 }
