@@ -6,17 +6,16 @@
 // example's comments and single-node-failure.test.ts): a lane for each of a-1, a-2, a-3; a-1 Ready=True
 // until 85 s, then Unknown to the end; unreachable:NoSchedule from 85 s, unreachable:NoExecute from 90 s;
 // evictions at 90 s (batch-1, no toleration) and 390 s (web-1, 300 s toleration); zone Normal at 0.1/s.
-import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { fileURLToPath } from 'node:url';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../integration/cli/helpers.js';
 import { examplesDir } from './helpers.js';
+import { attrs, FetchesSomething, launchChromium, leftOf, openReport, xOf } from './reportPage.js';
 
-const ChromiumPath = '/usr/bin/chromium';
 const example = fileURLToPath(new URL('single-node-failure.yaml', examplesDir));
 
 let dir = '';
@@ -25,27 +24,10 @@ let report: string;
 let withReport: Awaited<ReturnType<typeof runCli>>;
 
 beforeAll(async () => {
-  if (!existsSync(ChromiumPath)) {
-    throw new Error(
-      `the report test opens the page in a real browser and found none at ${ChromiumPath}: install Debian's chromium (apt-get install chromium; .ci/run does)`,
-    );
-  }
   dir = await mkdtemp(join(tmpdir(), 'nlc-report-'));
   report = join(dir, 'out.html');
   withReport = await runCli(['simulate', '--report', report, example]);
-  browser = await chromium.launch({
-    executablePath: ChromiumPath,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium();
 }, 120_000);
 
 afterAll(async () => {
@@ -53,47 +35,7 @@ afterAll(async () => {
   if (dir !== '') await rm(dir, { recursive: true, force: true });
 });
 
-/** The page, opened from its file:// URL; any other request is aborted and listed in `blocked`. */
-async function open(file: string): Promise<{ page: Page; blocked: string[] }> {
-  if (browser === undefined) throw new Error('no browser: see the error of beforeAll');
-  const page = await browser.newPage({ viewport: { width: 1340, height: 900 } });
-  const blocked: string[] = [];
-  await page.route('**/*', async (route) => {
-    const url = route.request().url();
-    if (url === pathToFileURL(file).href) return route.continue();
-    blocked.push(url);
-    return route.abort();
-  });
-  await page.goto(pathToFileURL(file).href);
-  return { page, blocked };
-}
-
-/** The given attributes of every element `selector` matches, in document order. */
-async function attrs(page: Page, selector: string, ...names: string[]): Promise<(string | null)[][]> {
-  const rows: (string | null)[][] = [];
-  for (const element of await page.locator(selector).all()) {
-    rows.push(await Promise.all(names.map((name) => element.getAttribute(name))));
-  }
-  return rows;
-}
-
-/** The x (in the SVG's coordinates) of `t` seconds, from the geometry the SVG carries. */
-async function xOf(page: Page, t: number): Promise<number> {
-  const [geometry = []] = await attrs(page, 'svg#timeline', 'data-x0', 'data-x1', 'data-duration');
-  const [x0, x1, duration] = geometry.map(Number);
-  if (x0 === undefined || x1 === undefined || duration === undefined || !(duration > 0)) {
-    throw new Error('the SVG carries no geometry');
-  }
-  return x0 + (t / duration) * (x1 - x0);
-}
-
-/** Where an element starts, in the SVG's coordinates (the SVG is drawn at scale 1). */
-async function leftOf(page: Page, selector: string): Promise<number> {
-  const svg = await page.locator('svg#timeline').boundingBox();
-  const box = await page.locator(selector).boundingBox();
-  if (svg === null || box === null) throw new Error(`not drawn: ${selector}`);
-  return box.x - svg.x;
-}
+const open = (file: string): ReturnType<typeof openReport> => openReport(browser, file);
 
 describe('nlc simulate --report', () => {
   it('writes the report and otherwise prints what it prints without it', async () => {
@@ -104,7 +46,7 @@ describe('nlc simulate --report', () => {
     const html = await readFile(report, 'utf8');
     expect(html.startsWith('<!DOCTYPE html>')).toBe(true);
     // Self-contained: nothing to fetch.
-    expect(html).not.toMatch(/<link\b|\bsrc=|@import|url\(|https?:\/\/(?!www\.w3\.org\/2000\/svg)/);
+    expect(html).not.toMatch(FetchesSomething);
   }, 120_000);
 
   it('gives the same bytes for the same scenario', async () => {
