@@ -74,6 +74,9 @@ const script = `
 (() => {
   const data = JSON.parse(document.getElementById('report-data').textContent);
   const box = document.getElementById('tip');
+  const svg = document.getElementById('timeline').dataset;
+  // Pixels per second of virtual time (timelineSvg.ts draws a run of no length as one second).
+  const scale = (Number(svg.x1) - Number(svg.x0)) / (Number(svg.duration) > 0 ? Number(svg.duration) : 1);
   const time = (s) => {
     const ms = Math.round(Math.abs(s * 1000));
     if (ms === 0) return '0s';
@@ -97,7 +100,14 @@ const script = `
       what === 'ready' ? node + ': Ready=' + (kind === 'ready-None' ? '(none)' : kind.slice(6)) + span()
       : what === 'taint' ? node + ': ' + el.getAttribute('data-key') + ':' + kind.slice(6) + span()
       : time(t0) + '  ' + node + (kind === 'eviction' ? ': ' + plural(n, 'evicted') : kind === 'podNotReady' ? ': ' + plural(n, 'marked NotReady') : '');
-    return [header, ...capped(notes.filter(([t]) => t === t0).map(([, text]) => text), 24)].join('\\n');
+    const own = notes.filter(([t]) => t === t0).map(([, text]) => text);
+    if (what !== 'mark') return [header, ...capped(own, 24)].join('\\n');
+    // Instants closer than a mark's width share its pixels (on an hour's axis 5 s is 1.5 px), and the
+    // mark drawn last hides the others: a mark also tells, with their times, the notes of every other
+    // instant it covers.
+    const reach = el.getBBox().width / 2 / scale;
+    const near = notes.filter(([t]) => t !== t0 && Math.abs(t - t0) <= reach).map(([t, text]) => time(t) + '  ' + text);
+    return [header, ...capped([...own, ...near], 24)].join('\\n');
   };
   let shown = null;
   const place = (e) => {

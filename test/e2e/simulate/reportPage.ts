@@ -4,6 +4,9 @@
 import { existsSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import { expect } from 'vitest';
+import { naturalCompare } from '../../../cli/names.js';
+import { DrawEveryNodeUpTo } from '../../../local/simulate/report/model.js';
 import type { TimelineLine } from '../../../local/simulate/timeline.js';
 
 export const ChromiumPath = '/usr/bin/chromium';
@@ -127,4 +130,105 @@ export function summaryLine(lines: readonly TimelineLine[]): Extract<TimelineLin
   const last = lines.at(-1);
   if (last?.kind !== 'Summary') throw new Error('the last line is not the Summary');
   return last;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// What the page should draw, from a run's --json lines alone (not from the page).
+
+type Line = TimelineLine;
+
+export interface ExpectedLane {
+  readonly node: string;
+  /** [class, data-t0, data-t1] of each Ready span. */
+  readonly ready: string[][];
+  /** [class, data-t0, data-t1, data-key] of each taint bar, by start then key. */
+  readonly taints: string[][];
+  /** [data-t0, data-n] of each eviction mark, by time. */
+  readonly evictions: string[][];
+  /** [data-t0, data-n] of each NotReady mark, by time. */
+  readonly notReady: string[][];
+  /** Pods deleted, by instant. */
+  readonly deletedAt: Map<number, string[]>;
+}
+
+/** Marks per instant: [t, how many]. */
+function perInstant(ts: readonly number[]): string[][] {
+  const counts = new Map<number, number>();
+  for (const t of ts) counts.set(t, (counts.get(t) ?? 0) + 1);
+  return [...counts].sort(([a], [b]) => a - b).map(([t, n]) => [String(t), String(n)]);
+}
+
+/**
+ * The node lanes a run's lines call for, in the page's order (zones, then nodes, in natural order):
+ * Ready spans from the controller's Ready writes, taint bars from TaintAdded/TaintRemoved, a mark per
+ * instant at which pods were deleted or marked NotReady, with how many.
+ */
+export function expectedLanes(lines: readonly Line[]): ExpectedLane[] {
+  const summary = summaryLine(lines);
+  const end = summary.t;
+  const zoneOf = new Map(summary.nodes.map((n) => [n.node, n.zone]));
+  const nodeOf = (line: Line): string | undefined =>
+    line.kind === 'NodeCondition' ||
+    line.kind === 'TaintAdded' ||
+    line.kind === 'TaintRemoved' ||
+    line.kind === 'PodNotReady' ||
+    line.kind === 'PodDeleted'
+      ? line.node
+      : undefined;
+  // A small cluster is drawn whole; a large one, only the nodes the lines say something happened to.
+  const drawn =
+    summary.nodes.length <= DrawEveryNodeUpTo
+      ? summary.nodes.map((n) => n.node)
+      : [...new Set(lines.map(nodeOf).filter((n) => n !== undefined))];
+  drawn.sort((a, b) => naturalCompare(zoneOf.get(a) ?? '', zoneOf.get(b) ?? '') || naturalCompare(a, b));
+  return drawn.map((node) => {
+    const own = lines.filter((l) => nodeOf(l) === node);
+    // Every node of these examples registers Ready=True at 0; the controller's Ready writes follow.
+    const changes: [number, string][] = [[0, 'True']];
+    for (const l of own) {
+      if (l.kind === 'NodeCondition' && l.type === 'Ready' && l.status !== changes.at(-1)?.[1]) {
+        changes.push([l.t, l.status]);
+      }
+    }
+    const ready = changes.map(([t, status], i) => [
+      `ready ready-${status}`,
+      String(t),
+      String(changes[i + 1]?.[0] ?? end),
+    ]);
+    const taints: string[][] = [];
+    const open = new Map<string, number>();
+    for (const l of own) {
+      if (l.kind === 'TaintAdded' && !open.has(`${l.key}:${l.effect}`)) open.set(`${l.key}:${l.effect}`, l.t);
+      if (l.kind === 'TaintRemoved') {
+        const from = open.get(`${l.key}:${l.effect}`) ?? 0;
+        open.delete(`${l.key}:${l.effect}`);
+        taints.push([`taint taint-${l.effect}`, String(from), String(l.t), l.key]);
+      }
+    }
+    for (const [id, from] of open) {
+      const [key = '', effect = ''] = id.split(/:(?=[^:]*$)/);
+      taints.push([`taint taint-${effect}`, String(from), String(end), key]);
+    }
+    taints.sort((a, b) => Number(a[1]) - Number(b[1]) || naturalCompare(a[3] ?? '', b[3] ?? ''));
+    const deletedAt = new Map<number, string[]>();
+    for (const l of own) {
+      if (l.kind === 'PodDeleted') deletedAt.set(l.t, [...(deletedAt.get(l.t) ?? []), l.pod]);
+    }
+    return {
+      node,
+      ready,
+      taints,
+      evictions: perInstant(own.filter((l) => l.kind === 'PodDeleted').map((l) => l.t)),
+      notReady: perInstant(own.filter((l) => l.kind === 'PodNotReady').map((l) => l.t)),
+      deletedAt,
+    };
+  });
+}
+
+/** What the hover box says once the pointer is on `selector`. */
+export async function hoverText(page: Page, selector: string | Locator): Promise<string> {
+  await (typeof selector === 'string' ? page.locator(selector) : selector).hover();
+  const tip = page.locator('#tip');
+  await expect(tip.isVisible()).resolves.toBe(true);
+  return (await tip.textContent()) ?? '';
 }
