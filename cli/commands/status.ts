@@ -17,6 +17,7 @@ import {
   OutputFormatSchema,
   isoTime,
   renderTable,
+  span,
   stdoutPaint,
   writeOutput,
   type CliIo,
@@ -120,6 +121,12 @@ export interface StatusReport {
   /** The last Heartbeat Digest processed: its observedAt (relay clock) and sequence. */
   readonly observedAt: string | null;
   readonly lastSequence: number | null;
+  /**
+   * Seconds since that digest was committed: the reader's clock against the committing function's, as
+   * the schedule's nlc_observation_gap_seconds. A monitor period or so while the relay runs; growing
+   * while it is down (no node is marked Unknown meanwhile: docs/architecture.md#observation-gap).
+   */
+  readonly lastDigestAgeSeconds: number | null;
   readonly relayLastSeen: string | null;
   readonly masterDisruption: boolean;
   readonly zones: readonly ZoneStatus[];
@@ -209,6 +216,8 @@ export function buildStatus(loaded: LoadedState, now: EpochMillis): StatusReport
     cluster: loaded.cluster,
     observedAt: isoTime(meta.lastObservedAt),
     lastSequence: meta.lastSequence ?? null,
+    lastDigestAgeSeconds:
+      meta.committedAt === undefined ? null : Math.max(0, Math.round((now - meta.committedAt) / 1000)),
     relayLastSeen: isoTime(meta.relayLastSeen),
     masterDisruption: meta.masterDisruption,
     zones,
@@ -294,6 +303,10 @@ export function renderStatus(report: StatusReport, wide: boolean, paint: Paint):
   const header = [
     `Cluster:            ${report.cluster}`,
     `Relay clock:        ${report.observedAt ?? 'no digest processed yet'}${digest}`,
+    // A stopped relay shows here: the age grows while the tables stay as the last digest left them.
+    ...(report.lastDigestAgeSeconds === null
+      ? []
+      : [`Last digest:        ${span(report.lastDigestAgeSeconds * 1000)} ago`]),
     `Master disruption:  ${report.masterDisruption ? paint('red', 'yes: every zone is FullDisruption, evictions stopped') : 'no'}`,
   ].join('\n');
   if (report.zones.length === 0 && report.nodes.length === 0) {
@@ -327,6 +340,9 @@ export async function runStatus(options: StatusOptions, io: CliIo): Promise<numb
 }
 
 export const STATUS_HELP = `
+Header: "Last digest" is how long ago the monitor processed the relay's last Heartbeat Digest: about
+        a monitor period (5s) while the relay runs. Much older means the relay or the bus is down:
+        nobody is marked Unknown meanwhile, and the tables below are as that digest left them.
 Zones:  ZONE is region:zone ("-": nodes without zone labels). UNHEALTHY counts not-ready nodes the
         zone's health counts (excluded nodes are not). LIMITER QPS is the zone's NoExecute tainting
         rate ("never": no tainting in this zone). TOKENS (-o wide) is its token bucket now, refilled
@@ -339,11 +355,11 @@ Nodes:  READY is the Ready status the controller last saved (Unknown once the gr
         pass (that newer probe is not stored: docs/state.md, "Write on change"); "-" before any pass.
         EVICTION is the node's place in its zone queue ("queued #1"), "processed" once tainted.
 -o wide adds tokens, uids, Ready transition, probe, lease and process-at times.
--o json|yaml prints the full report: cluster, observedAt, lastSequence, relayLastSeen,
-masterDisruption, zones[] {zone, state, size, unhealthy, unhealthyPercent, limiter, queueLength,
-processedOnce}, nodes[] {name, uid, zone, ready, readyTransition, taints, allTaints, probeTime,
-probe, probeAgeSeconds, leaseRenewTime, eviction {position, processAt, processed, status}, excluded,
-registered, retry, deleted}.
+-o json|yaml prints the full report: cluster, observedAt, lastSequence, lastDigestAgeSeconds,
+relayLastSeen, masterDisruption, zones[] {zone, state, size, unhealthy, unhealthyPercent, limiter,
+queueLength, processedOnce}, nodes[] {name, uid, zone, ready, readyTransition, taints, allTaints,
+probeTime, probe, probeAgeSeconds, leaseRenewTime, eviction {position, processAt, processed, status},
+excluded, registered, retry, deleted}.
 
 Examples:
   nlc status                                     # next to a running npm start

@@ -24,12 +24,14 @@ const ESC = '\u001b[';
 
 describe('nlc status', () => {
   it('prints a header, the zones table, then the nodes table', async () => {
-    const { code, stdout, stderr } = await runCli(['status', ...target]);
+    // The last digest was committed at lastObservedAt (seed.ts): read 45 s later.
+    const { code, stdout, stderr } = await runCli(['status', ...target], { now: lastObservedAt + 45_000 });
     expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
     const lines = stdout.split('\n');
-    expect(lines.slice(0, 3)).toEqual([
+    expect(lines.slice(0, 4)).toEqual([
       'Cluster:            prod',
       `Relay clock:        ${iso(lastObservedAt)} (digest #15)`,
+      'Last digest:        45s ago',
       'Master disruption:  no',
     ]);
     const zonesAt = lines.findIndex((l) => l.startsWith('ZONE'));
@@ -163,6 +165,7 @@ describe('nlc status', () => {
       'cluster',
       'observedAt',
       'lastSequence',
+      'lastDigestAgeSeconds',
       'relayLastSeen',
       'masterDisruption',
       'zones',
@@ -172,6 +175,7 @@ describe('nlc status', () => {
       cluster: 'prod',
       observedAt: iso(lastObservedAt),
       lastSequence: 15,
+      lastDigestAgeSeconds: 20,
       masterDisruption: false,
     });
     expect(report.zones[0]).toEqual({
