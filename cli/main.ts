@@ -5,6 +5,7 @@
 // Commands load lazily: only the module of the command being run is imported (its help included), so
 // `nlc --help` or `nlc config` never load the AWS SDK, the Kubernetes client or the simulator that other
 // commands need. `nlc --help` lists the commands from the summaries below.
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { systemClock } from '../shared/adapters/clock.js';
@@ -13,7 +14,48 @@ import { colourEnabled, type CliIo, type CommandContext } from './output.js';
 
 /** The real terminal, environment and clock. */
 export function processIo(): CliIo {
-  return { stdout: process.stdout, stderr: process.stderr, env: process.env, clock: systemClock };
+  return {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    env: process.env,
+    clock: systemClock,
+    relaunch: relaunchWith,
+  };
+}
+
+/**
+ * The Node arguments that run this command line again with `nodeOptions` added, or undefined when the
+ * process already has every option named (on its command line or in NODE_OPTIONS).
+ *
+ * @example
+ * relaunchArgs(['--max-old-space-size=900'], { execArgv: [], nodeOptions: '', argv: ['node', 'cli/bin.mjs', 'simulate', 'x.yaml'] })
+ * // ['--max-old-space-size=900', 'cli/bin.mjs', 'simulate', 'x.yaml']
+ */
+export function relaunchArgs(
+  nodeOptions: readonly string[],
+  current: {
+    readonly execArgv: readonly string[];
+    readonly nodeOptions: string;
+    readonly argv: readonly string[];
+  },
+): string[] | undefined {
+  const named = (option: string): string => option.split('=')[0] ?? option;
+  const given = new Set([...current.execArgv, ...current.nodeOptions.split(/\s+/)].map(named));
+  const script = current.argv[1];
+  if (script === undefined || nodeOptions.every((o) => given.has(named(o)))) return undefined;
+  return [...nodeOptions, ...current.execArgv, script, ...current.argv.slice(2)];
+}
+
+function relaunchWith(nodeOptions: readonly string[]): number | undefined {
+  const args = relaunchArgs(nodeOptions, {
+    execArgv: process.execArgv,
+    nodeOptions: process.env.NODE_OPTIONS ?? '',
+    argv: process.argv,
+  });
+  if (args === undefined) return undefined;
+  const child = spawnSync(process.execPath, args, { stdio: 'inherit' });
+  if (child.error !== undefined) throw child.error;
+  return child.status ?? 1;
 }
 
 type CommandFactory = (ctx: CommandContext) => Command;

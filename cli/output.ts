@@ -25,6 +25,12 @@ export interface CliIo {
   readonly env: Readonly<Record<string, string | undefined>>;
   /** The wall clock (the drainer's and taint eviction's clock: queue and pod eviction due times). */
   readonly clock: Clock;
+  /**
+   * Only in the real process: runs this same command line again in a new Node process with
+   * `nodeOptions` added (stdio inherited) and returns its exit code; undefined, running nothing, when
+   * the process already has every option named (given on the command line or in NODE_OPTIONS).
+   */
+  readonly relaunch?: (nodeOptions: readonly string[]) => number | undefined;
 }
 
 /**

@@ -6,6 +6,7 @@
 // part of the answer, reported on stderr), 2 for invalid input naming the field, 1 for an internal
 // failure.
 import { readFile } from 'node:fs/promises';
+import { getHeapStatistics } from 'node:v8';
 import { Command } from 'commander';
 import { z } from 'zod';
 import { formatDuration } from '../../shared/duration.js';
@@ -17,6 +18,7 @@ import {
   renderReport,
   writeReport,
 } from '../../local/simulate/report/index.js';
+import { simulationHeapLimitMb } from '../../local/simulate/heapLimit.js';
 import { progressLine } from '../../local/simulate/progress.js';
 import { parseScenario } from '../../local/simulate/scenario.js';
 import { runSimulation, type Diagnostic, type SimulationResult } from '../../local/simulate/simulation.js';
@@ -256,6 +258,17 @@ async function readScenario(file: string): Promise<string> {
   }
 }
 
+/** The heap limit for the scenario in `file`; undefined when it does not parse (runSimulate says why). */
+async function heapLimitFor(file: string): Promise<number | undefined> {
+  try {
+    const scenario = parseScenario(await readScenario(file), file);
+    const pods = scenario.pods.length;
+    return simulationHeapLimitMb(scenario.nodes.length, pods);
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Runs `nlc simulate` and returns its exit code.
  *
@@ -266,6 +279,10 @@ export async function runSimulate(options: SimulateOptions, io: CliIo): Promise<
   const json = options.json || options.output === 'json';
   const chaos = options.chaos === undefined ? undefined : parseChaos(options.chaos);
   const scenario = parseScenario(await readScenario(options.file), options.file);
+  if (options.verbose) {
+    const limit = Math.round(getHeapStatistics().heap_size_limit / 2 ** 20);
+    io.stderr.write(`heap limit ${limit} MiB (set NODE_OPTIONS=--max-old-space-size=MB to choose another)\n`);
+  }
   // Checked before the run, which can be long: a report that cannot be written fails at once (exit 1).
   if (options.report !== undefined) await checkReportFile(options.report);
   const recorder = options.report === undefined ? undefined : recordReport();
@@ -342,6 +359,10 @@ export function simulateCommand(ctx: CommandContext): Command {
         report?: string;
       }>();
       const options = parseOptions(SimulateOptionsSchema, { ...opts, file }, { file: 'FILE' });
-      ctx.exitCode = await runSimulate(options, ctx.io);
+      const limit = await heapLimitFor(options.file);
+      // A large run in a process whose heap is sized for it (local/simulate/heapLimit.ts).
+      const relaunched =
+        limit === undefined ? undefined : ctx.io.relaunch?.([`--max-old-space-size=${limit}`]);
+      ctx.exitCode = relaunched ?? (await runSimulate(options, ctx.io));
     });
 }

@@ -133,6 +133,18 @@ describe('nlc', () => {
     },
   );
 
+  it('nlc simulate runs in a process whose heap is sized for the scenario, printing what it prints in process', async () => {
+    const example = 'examples/scenarios/single-node-failure.yaml';
+    const run = await exec(process.execPath, ['cli/bin.mjs', 'simulate', '--verbose', '--json', example]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe((await runCli(['simulate', '--json', example])).stdout);
+    // 3 nodes: the least heap a run gets (local/simulate/heapLimit.ts), 512 MB of old generation plus
+    // the young generation; this test's own process (vitest's) is not limited that way.
+    const limit = Number(/heap limit (\d+) MiB/.exec(run.stderr)?.[1]);
+    expect(limit).toBeGreaterThanOrEqual(512);
+    expect(limit).toBeLessThan(600);
+  });
+
   it('help COMMAND and --version exit 0', async () => {
     const help = await runCli(['help', 'queue']);
     expect(help.code).toBe(0);

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import type { Metafile } from 'esbuild';
 import { describe, expect, it } from 'vitest';
-import { COMMANDS, invokedCommand } from '../../../cli/main.js';
+import { COMMANDS, invokedCommand, relaunchArgs } from '../../../cli/main.js';
 import type { CliIo, CommandContext } from '../../../cli/output.js';
 import { CliMetafile } from '../../../scripts/build-cli.js';
 
@@ -85,5 +85,42 @@ describe('the built CLI', () => {
 
   it('loads the DynamoDB client only when `nlc status` reads the tables', () => {
     expect(heavy(loadedBy(chunkImporting('cli/storeClient.ts')))).toContain('@aws-sdk/client-dynamodb');
+  });
+});
+
+describe('relaunchArgs (nlc simulate runs again with a heap sized for the scenario)', () => {
+  const argv = ['/usr/bin/node', '/repo/cli/bin.mjs', 'simulate', '--json', 'x.yaml'];
+
+  it('runs the same script and arguments with the options first and the current Node options kept', () => {
+    expect(
+      relaunchArgs(['--max-old-space-size=900'], {
+        execArgv: ['--enable-source-maps'],
+        nodeOptions: '',
+        argv,
+      }),
+    ).toEqual([
+      '--max-old-space-size=900',
+      '--enable-source-maps',
+      '/repo/cli/bin.mjs',
+      'simulate',
+      '--json',
+      'x.yaml',
+    ]);
+  });
+
+  it('keeps a heap limit the user gave, on the command line or in NODE_OPTIONS: nothing to run again', () => {
+    const limit = ['--max-old-space-size=900'];
+    expect(
+      relaunchArgs(limit, { execArgv: ['--max-old-space-size=4000'], nodeOptions: '', argv }),
+    ).toBeUndefined();
+    expect(
+      relaunchArgs(limit, { execArgv: [], nodeOptions: '--trace-warnings  --max-old-space-size=300', argv }),
+    ).toBeUndefined();
+  });
+
+  it('needs a script to run', () => {
+    expect(
+      relaunchArgs(['--max-old-space-size=900'], { execArgv: [], nodeOptions: '', argv: ['/usr/bin/node'] }),
+    ).toBeUndefined();
   });
 });
