@@ -127,6 +127,9 @@ function decode(stored: Stored): Item {
   return (stored.binary ? JSON.parse(stored.json, fromText) : JSON.parse(stored.json)) as Item;
 }
 
+/** How many decoded items a table keeps (each a few KB of objects at most). */
+const DECODED_ITEMS = 4096;
+
 export class Partition {
   readonly items = new Map<string, Stored>();
   readonly order = new SortedEntries();
@@ -199,6 +202,12 @@ export class Table {
   readonly indexes = new Map<string, Index>();
   readonly partitions = new Map<string, Partition>();
   readonly createdAt = new Date();
+  /**
+   * Decoded copies of recently read stored items (first in, first out). Items are never changed in
+   * place (an update builds a new one, a write stores new text), so a copy stays right while its
+   * stored text is current; a rewritten item has a new `Stored` and misses.
+   */
+  private readonly decoded = new Map<Stored, Item>();
   itemCount = 0;
 
   constructor(readonly input: CreateTableInput & { readonly TableName: string }) {
@@ -279,7 +288,17 @@ export class Table {
   /** The item under a primary key given as Map keys (an Entry's `hash` and `range`). */
   at(hash: string, range: string): Item | undefined {
     const stored = this.partitions.get(hash)?.items.get(range);
-    return stored === undefined ? undefined : decode(stored);
+    if (stored === undefined) return undefined;
+    const known = this.decoded.get(stored);
+    if (known !== undefined) return known;
+    const item = decode(stored);
+    // The recently read items stay decoded (a refresh reads the last minute's changes on every pass).
+    if (this.decoded.size >= DECODED_ITEMS) {
+      const oldest = this.decoded.keys().next();
+      if (oldest.done !== true) this.decoded.delete(oldest.value);
+    }
+    this.decoded.set(stored, item);
+    return item;
   }
 
   /** Stores `item` in place of `before` (undefined: deletes), keeping the indexes in step. */
