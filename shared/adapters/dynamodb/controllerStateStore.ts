@@ -192,6 +192,16 @@ export class DynamoDbControllerStateStore implements ControllerStateStore {
     const nodeVersions = new Map(previous.versions.nodes);
     let touched = false;
     for (const raw of changed) {
+      // Most of the window's rows were read by the previous pass: not newer, no need to decode them.
+      const { node: rawName, nodeVersion: rawVersion, nodeUpdatedAtMs: rawUpdatedAt } = raw;
+      if (
+        typeof rawName === 'string' &&
+        typeof rawVersion === 'number' &&
+        typeof rawUpdatedAt === 'number' &&
+        !isNewerNodeCopy(nodeVersions.get(rawName), rawVersion, rawUpdatedAt, ctx.settings)
+      ) {
+        continue;
+      }
       const item = parseItem(NodeGroupSchema, raw, {
         table: ctx.tables.nodes,
         key: { cluster, node: String(raw.node) },
