@@ -203,7 +203,7 @@ export class Table {
   readonly partitions = new Map<string, Partition>();
   readonly createdAt = new Date();
   /**
-   * Decoded copies of recently read stored items (first in, first out). Items are never changed in
+   * Decoded copies of recently read or written stored items (first in, first out). Items are never changed in
    * place (an update builds a new one, a write stores new text), so a copy stays right while its
    * stored text is current; a rewritten item has a new `Stored` and misses.
    */
@@ -293,12 +293,16 @@ export class Table {
     if (known !== undefined) return known;
     const item = decode(stored);
     // The recently read items stay decoded (a refresh reads the last minute's changes on every pass).
+    this.remember(stored, item);
+    return item;
+  }
+
+  private remember(stored: Stored, item: Item): void {
     if (this.decoded.size >= DECODED_ITEMS) {
       const oldest = this.decoded.keys().next();
       if (oldest.done !== true) this.decoded.delete(oldest.value);
     }
     this.decoded.set(stored, item);
-    return item;
   }
 
   /** Stores `item` in place of `before` (undefined: deletes), keeping the indexes in step. */
@@ -316,7 +320,10 @@ export class Table {
         );
         this.itemCount++;
       }
-      partition.items.set(range, encode(item));
+      const stored = encode(item);
+      partition.items.set(range, stored);
+      // The next conditional write of this item (a queue row every pass) reads it without parsing.
+      this.remember(stored, item);
     } else if (before !== undefined && partition !== undefined) {
       partition.items.delete(range);
       partition.order.remove(
