@@ -1,6 +1,6 @@
 // The heap a simulation runs with. A run allocates fast and keeps little: at 5,000 nodes the live set is
 // about 300 MB, but V8 lets garbage grow to three or four times the live set before a full collection,
-// so an unbounded run peaked at 1.1 GB of memory. Capped at 900 MB it peaks at about 590 MB in the same
+// so an unbounded run peaked at 1.1 GB of memory. Capped at 900 MB it peaks at 600-670 MB in the same
 // wall time (docs/simulate.md "Performance"). The cap grows with the cluster so a large scenario never
 // runs out of heap: 400 MB plus 50 KB per node and pod, at least 512 MB.
 
