@@ -4,6 +4,7 @@
 // its epoch-millisecond number, so reading back gives the same double. What is read back is checked
 // with zod here, at the edge (docs/contributing.md#validation).
 import { z } from 'zod';
+import { memoized } from '../../memo.js';
 import type { NodeCondition, Node, Taint, EpochMillis } from '../../domain/types.js';
 import type { RateLimiter } from '../../domain/tokenBucket.js';
 
@@ -20,13 +21,16 @@ const ISO_INSTANT = /^[+-]?\d{4,6}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,3})?Z$
  */
 export function encodeInstant(ms: EpochMillis): string | number {
   if (!Number.isFinite(ms)) throw new Error(`invariant: cannot store the instant ${ms}`);
-  return Number.isInteger(ms) ? new Date(ms).toISOString() : ms;
+  return Number.isInteger(ms) ? isoOfMillis(ms) : ms;
 }
 
 /** An ISO 8601 UTC string of the instant, for display-only attributes (updatedAt) and sort keys. */
 export function isoString(ms: EpochMillis): string {
-  return new Date(Math.floor(ms)).toISOString();
+  return isoOfMillis(Math.floor(ms));
 }
+
+// A commit stamps every row it writes with the same few instants (a pass's now, a queue's processAt).
+const isoOfMillis = memoized((ms: number): string => new Date(ms).toISOString(), 1024);
 
 /** Reads what encodeInstant wrote. */
 export const InstantSchema = z.union([
