@@ -242,18 +242,25 @@ export class DynamoDbControllerStateStore implements ControllerStateStore {
     const { cluster } = loaded;
     const state = after.state;
 
-    // What changed.
+    // What changed: the nodes whose health entries are not the very same values as loaded (a node the
+    // pass left alone, most nodes on most passes, needs no row comparison), and any without a stored row.
     const names = new Set<string>();
-    for (const s of [loaded.state, state]) {
-      for (const name of s.knownNodes.keys()) names.add(name);
-      for (const name of s.nodeHealth.keys()) names.add(name);
-      for (const name of s.nodesToRetry) names.add(name);
-      for (const name of s.nodeEvictionStatus.keys()) names.add(name);
+    const differing = <V>(before: ReadonlyMap<string, V>, now: ReadonlyMap<string, V>): void => {
+      for (const [name, value] of now) {
+        if (before.get(name) !== value || !loaded.versions.health.has(name)) names.add(name);
+      }
+      for (const name of before.keys()) if (!now.has(name)) names.add(name);
+    };
+    differing(loaded.state.knownNodes, state.knownNodes);
+    differing(loaded.state.nodeHealth, state.nodeHealth);
+    differing(loaded.state.nodeEvictionStatus, state.nodeEvictionStatus);
+    for (const name of state.nodesToRetry) {
+      if (!loaded.state.nodesToRetry.has(name) || !loaded.versions.health.has(name)) names.add(name);
     }
+    for (const name of loaded.state.nodesToRetry) if (!state.nodesToRetry.has(name)) names.add(name);
     const healthWrites: { name: string; row: HealthRow; expected: number | undefined }[] = [];
     for (const name of names) {
       const expected = loaded.versions.health.get(name);
-      // A node the pass left alone (a dead node's row, most passes) needs no row comparison.
       if (expected !== undefined && sameHealthEntries(loaded.state, state, name)) continue;
       const row = healthRowOf(state, name);
       const empty =
