@@ -6,7 +6,7 @@
 // nodeEvictionMap entries exist only for registered nodes (upstream registerNode on informer Add);
 // here a node is registered while it is in the node cache, which is what the informer reflects.
 import type { ControllerConfig } from '../config.js';
-import { type WorkingState, zoneQueue } from './controllerState.js';
+import { type WorkingState, workingZoneQueue } from './controllerState.js';
 import { perform, type Pass } from './effects.js';
 import {
   cancelPodEviction,
@@ -20,10 +20,8 @@ import {
   processNoTaintBaseEviction,
 } from './legacyEviction.js';
 import {
-  add,
   completeTry,
   type RateLimitedTimedQueue,
-  remove,
   type TimedValue,
   type TryResult,
   tryNext,
@@ -36,9 +34,8 @@ function applyCancelPodEviction(s: WorkingState, node: Node): boolean {
   const decision = cancelPodEviction();
   s.nodeEvictionStatus.set(node.name, decision.newStatus);
   const zone = getZoneKey(node.labels);
-  const removed = remove(zoneQueue(s, zone), node.name);
-  s.zoneQueues.set(zone, removed.queue);
-  return removed.removed;
+  // In place within the pass (WorkingQueue): a pass cancels for every healthy node.
+  return workingZoneQueue(s, zone).remove(node.name);
 }
 
 /** monitorNodeHealth, legacy mode, newly added node: registerNode + cancelPodEviction. */
@@ -130,7 +127,7 @@ export function* processNoTaintBaseEvictionPass(
       }
       s.nodeEvictionStatus.set(node.name, evict.newStatus);
       const zone = getZoneKey(node.labels);
-      s.zoneQueues.set(zone, add(zoneQueue(s, zone), node.name, node.uid, now).queue);
+      workingZoneQueue(s, zone).add(node.name, node.uid, now);
       return;
     }
   }
