@@ -173,11 +173,7 @@ export class MemoryDynamoDb {
   putItem(input: PutItemInput): PutItemOutput {
     const table = this.table(input.TableName);
     const item = this.checkItem(table, input.Item);
-    const p = new Placeholders(input.ExpressionAttributeNames, input.ExpressionAttributeValues);
-    const condition = this.condition(input.ConditionExpression, p);
-    p.checkAllUsed();
-    if (input.ReturnValues !== undefined && input.ReturnValues !== 'NONE' && input.ReturnValues !== 'ALL_OLD')
-      throw validation('ReturnValues can only be ALL_OLD or NONE');
+    const { p, condition } = this.plainWrite(input);
     const before = table.get(item);
     this.check(condition, before, p, input.ReturnValuesOnConditionCheckFailure);
     const units = writeUnits(table.sizeOf(item), itemSize(item));
@@ -224,11 +220,7 @@ export class MemoryDynamoDb {
   deleteItem(input: DeleteItemInput): DeleteItemOutput {
     const table = this.table(input.TableName);
     const key = this.checkKey(table, input.Key);
-    const p = new Placeholders(input.ExpressionAttributeNames, input.ExpressionAttributeValues);
-    const condition = this.condition(input.ConditionExpression, p);
-    p.checkAllUsed();
-    if (input.ReturnValues !== undefined && input.ReturnValues !== 'NONE' && input.ReturnValues !== 'ALL_OLD')
-      throw validation('ReturnValues can only be ALL_OLD or NONE');
+    const { p, condition } = this.plainWrite(input);
     const before = table.get(key);
     this.check(condition, before, p, input.ReturnValuesOnConditionCheckFailure);
     const units = writeUnits(table.sizeOf(key));
@@ -479,6 +471,19 @@ export class MemoryDynamoDb {
       p.use(parsed);
     });
     return parsed.tree;
+  }
+
+  /** A PutItem's or DeleteItem's placeholders and condition, checked as DynamoDB checks them. */
+  private plainWrite(input: PutItemInput | DeleteItemInput): {
+    p: Placeholders;
+    condition: { tree: Condition } | undefined;
+  } {
+    const p = new Placeholders(input.ExpressionAttributeNames, input.ExpressionAttributeValues);
+    const condition = this.condition(input.ConditionExpression, p);
+    p.checkAllUsed();
+    if (input.ReturnValues !== undefined && input.ReturnValues !== 'NONE' && input.ReturnValues !== 'ALL_OLD')
+      throw validation('ReturnValues can only be ALL_OLD or NONE');
+    return { p, condition };
   }
 
   private check(

@@ -101,6 +101,22 @@ function countCommands(client: DynamoDBClient, commands: CommandCounter): void {
   );
 }
 
+/** Stores over `options.client` (else `client`), with the test's clock and settings. */
+function storesOver(
+  tables: TableNames,
+  client: DynamoDBClient,
+  options: Parameters<DynamoFixture['stores']>[0] = {},
+  documentClient?: DocumentClientFactory,
+): DynamoDbStores {
+  return createDynamoDbStores({
+    tables,
+    client: options.client ?? client,
+    ...(documentClient !== undefined && { documentClient }),
+    ...(options.clock !== undefined && { clock: options.clock }),
+    ...(options.settings !== undefined && { settings: options.settings }),
+  });
+}
+
 /** DynamoDB's operation name of each DocumentClient command the stores send. */
 const DOCUMENT_OPERATIONS = new Map<unknown, string>([
   [GetCommand, 'GetItem'],
@@ -148,15 +164,9 @@ async function startMemory(prefix: string): Promise<DynamoFixture> {
     tables,
     client,
     commands,
+    // A client of the test's own may carry fault-injecting middleware: it takes the SDK's whole path.
     stores: (options = {}) =>
-      createDynamoDbStores({
-        tables,
-        client: options.client ?? client,
-        // A client of the test's own may carry fault-injecting middleware: it takes the SDK's whole path.
-        ...(options.client === undefined && { documentClient: countingDocumentClient }),
-        ...(options.clock !== undefined && { clock: options.clock }),
-        ...(options.settings !== undefined && { settings: options.settings }),
-      }),
+      storesOver(tables, client, options, options.client === undefined ? countingDocumentClient : undefined),
     newClient,
     stop: () => Promise.resolve(),
   };
@@ -190,13 +200,7 @@ export async function startDynamoDb(prefix = 'nlc-test'): Promise<DynamoFixture>
     tables,
     client,
     commands,
-    stores: (options = {}) =>
-      createDynamoDbStores({
-        tables,
-        client: options.client ?? client,
-        ...(options.clock !== undefined && { clock: options.clock }),
-        ...(options.settings !== undefined && { settings: options.settings }),
-      }),
+    stores: (options = {}) => storesOver(tables, client, options),
     newClient: (options = {}) => {
       const another = countingClient(endpoint, commands, options.maxAttempts);
       clients.push(another);
