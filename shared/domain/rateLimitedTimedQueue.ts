@@ -268,14 +268,14 @@ export function nextHandOutAt(queue: RateLimitedTimedQueue, after: EpochMillis):
  */
 export class WorkingQueue {
   private base: RateLimitedTimedQueue;
-  private readonly queued: Map<string, TimedValue>;
+  private readonly waiting: Map<string, TimedValue>;
   private readonly values: Set<string>;
   /** A change since `base` was built: the next `queue()` builds a new plain queue. */
   private changed = false;
 
   constructor(q: RateLimitedTimedQueue) {
     this.base = q;
-    this.queued = new Map(q.queue.map((v) => [v.value, v]));
+    this.waiting = new Map(q.queue.map((v) => [v.value, v]));
     this.values = new Set(q.set);
   }
 
@@ -283,15 +283,20 @@ export class WorkingQueue {
   add(value: string, uid: string, now: EpochMillis): boolean {
     if (this.values.has(value)) return false;
     this.values.add(value);
-    this.queued.set(value, { value, uid, addedAt: now, processAt: now });
+    this.waiting.set(value, { value, uid, addedAt: now, processAt: now });
     this.changed = true;
     return true;
+  }
+
+  /** The value's entry while it waits in the queue (not once processed or removed). */
+  waitingEntry(value: string): TimedValue | undefined {
+    return this.waiting.get(value);
   }
 
   /** {@link remove}: true if the value was in the set, even if no longer queued. */
   remove(value: string): boolean {
     if (!this.values.delete(value)) return false;
-    this.queued.delete(value);
+    this.waiting.delete(value);
     this.changed = true;
     return true;
   }
@@ -299,7 +304,7 @@ export class WorkingQueue {
   /** The plain queue; the same object as long as nothing changed, as the plain functions return. */
   queue(): RateLimitedTimedQueue {
     if (this.changed) {
-      const queue = [...this.queued.values()].sort((a, b) => a.processAt - b.processAt);
+      const queue = [...this.waiting.values()].sort((a, b) => a.processAt - b.processAt);
       this.base = { ...this.base, queue, set: [...this.values] };
       this.changed = false;
     }

@@ -71,6 +71,11 @@ export function* markNodeAsReachable(state: WorkingState, node: Node, why: strin
  * upstream markNodeForTainting: queue the node for the NoExecute taint matching its Ready status.
  * The Remove first is upstream's fix for a NoExecute taint removed by hand (#89012, PR #89059):
  * without it the processed-once set would refuse the node forever.
+ *
+ * Deviation (docs/upstream-deviations.md#the-zone-queues): a node still waiting in the queue under
+ * the same UID keeps its place and its times. Upstream removes and re-adds it on every pass, which
+ * re-stamps every waiting node with the pass's `now` and orders them by the lister's (random)
+ * iteration; stored, that is one queue-row write per waiting node per pass.
  */
 export function markNodeForTainting(
   state: WorkingState,
@@ -79,6 +84,7 @@ export function markNodeForTainting(
   now: EpochMillis,
 ): boolean {
   const queue = workingZoneQueue(state, getZoneKey(node.labels));
+  if (queue.waitingEntry(node.name)?.uid === node.uid) return false;
   const taint = status === 'False' ? NotReadyTaintTemplate : UnreachableTaintTemplate;
   if (!taintExists(node.taints, taint)) queue.remove(node.name);
   return queue.add(node.name, node.uid, now);

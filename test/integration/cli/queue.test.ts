@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import type { QueueReport } from '../../../cli/commands/queue.js';
 import { runCli, tableRow } from './helpers.js';
-import { CLUSTER, iso, lastObservedAt, PREFIX, seedStack, t0, type SeededStack } from './seed.js';
+import { CLUSTER, iso, lastObservedAt, PREFIX, queuedAt, seedStack, t0, type SeededStack } from './seed.js';
 
 let stack: SeededStack;
 let target: string[];
@@ -30,14 +30,7 @@ describe('nlc queue', () => {
       `Zone region1:zone-a: limiter 0.01 qps, 0.35 of 1 tokens (bucket last updated ${iso(t0 + 60_000)}); processed once: 1`,
     );
     expect(lines[1]?.split(/\s{2,}/)).toEqual(['#', 'NODE', 'UID', 'ADDED AT', 'PROCESS AT', 'DUE']);
-    expect(tableRow(stdout, '1')).toEqual([
-      '1',
-      'a-2',
-      'uid-a-2',
-      iso(lastObservedAt),
-      iso(lastObservedAt),
-      'yes',
-    ]);
+    expect(tableRow(stdout, '1')).toEqual(['1', 'a-2', 'uid-a-2', iso(queuedAt), iso(queuedAt), 'yes']);
     const zoneB = lines.findIndex((l) => l.startsWith('Zone region1:zone-b'));
     expect(lines[zoneB]).toBe(
       `Zone region1:zone-b: limiter 0.01 qps, 1.00 of 1 tokens (bucket last updated ${iso(t0)}); processed once: 0`,
@@ -61,7 +54,7 @@ describe('nlc queue', () => {
 
   it('judges due at the wall clock by default: pod evictions on it, zone queues on the relay clock', async () => {
     const early = await runCli(['queue', ...target], { now: t0 + 80_000 });
-    // a-2 was queued for the last digest's instant: due on the relay clock, as the drainer sees it.
+    // a-2 was queued at t0 + 60 s: due on the relay clock, as the drainer sees it.
     expect(tableRow(early.stdout, '1')?.[5]).toBe('yes');
     expect(early.stdout).toContain('0.20 of 1 tokens');
     expect(early.stdout).toContain(`Pod evictions: 2 pending, 0 due at ${iso(t0 + 80_000)}\n`);
@@ -98,8 +91,8 @@ describe('nlc queue', () => {
           position: 1,
           node: 'a-2',
           uid: 'uid-a-2',
-          addedAt: iso(lastObservedAt),
-          processAt: iso(lastObservedAt),
+          addedAt: iso(queuedAt),
+          processAt: iso(queuedAt),
           due: true,
         },
       ],

@@ -12,7 +12,7 @@
 // The story: zone region1:zone-a has a-1 … a-4, zone-b has b-1 and b-2 (b-2 excluded from disruption
 // checks). a-1 and a-2 stop renewing at t0. At t0+55s the monitor marks them Ready=Unknown; at t0+60s
 // it queues them, and the drainer taints a-1 with the zone's one token; a-2 waits for the next token
-// (0.01 qps: 100 s). The last digest is at t0+70s.
+// (0.01 qps: 100 s), keeping its place and times. The last digest is at t0+70s.
 import type { ControllerConfig } from '../../../shared/config.js';
 import { DecidingExecutor } from '../../../shared/app/decisions.js';
 import { emptyControllerState, type ControllerState } from '../../../shared/domain/controllerState.js';
@@ -32,6 +32,8 @@ export const PREFIX = 'nlc-cli';
 export const t0 = t('2026-01-29T09:00:00Z');
 /** The last digest's observedAt. */
 export const lastObservedAt = t0 + 70_000;
+/** When a-1 and a-2 entered zone-a's queue; a-2 keeps that place while it waits. */
+export const queuedAt = t0 + 60_000;
 export const dead: ReadonlySet<string> = new Set(['a-1', 'a-2']);
 export const iso = (ms: number): string => new Date(ms).toISOString();
 

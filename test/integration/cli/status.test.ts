@@ -8,7 +8,7 @@ import { parse as parseYaml } from 'yaml';
 import type { StatusReport } from '../../../cli/commands/status.js';
 import { tableNamesWithPrefix } from '../../../shared/adapters/dynamodb/index.js';
 import { runCli, tableRow } from './helpers.js';
-import { CLUSTER, iso, lastObservedAt, PREFIX, seedStack, t0, type SeededStack } from './seed.js';
+import { CLUSTER, iso, lastObservedAt, PREFIX, queuedAt, seedStack, t0, type SeededStack } from './seed.js';
 
 let stack: SeededStack;
 let target: string[];
@@ -153,7 +153,7 @@ describe('nlc status', () => {
       iso(t0 + 55_000),
       iso(t0),
       iso(t0),
-      iso(lastObservedAt),
+      iso(queuedAt),
     ]);
   });
 
@@ -219,7 +219,7 @@ describe('nlc status', () => {
     });
     expect(report.nodes[1]?.eviction).toEqual({
       position: 1,
-      processAt: iso(lastObservedAt),
+      processAt: iso(queuedAt),
       processed: false,
       status: null,
     });

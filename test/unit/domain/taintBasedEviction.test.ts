@@ -12,6 +12,7 @@ import {
 } from '../../../shared/domain/taintBasedEviction.js';
 import { NotReadyTaintTemplate, UnreachableTaintTemplate } from '../../../shared/domain/taints.js';
 import { createZoneID } from '../../../shared/domain/zones.js';
+import type { Node } from '../../../shared/domain/types.js';
 import { Harness, testConfig } from '../../helpers/controllerHarness.js';
 import { FakeCluster, newNode, ready, t, zoneLabels } from '../../helpers/fakeCluster.js';
 
@@ -116,6 +117,67 @@ describe('doNoExecuteTaintingPass', () => {
     expect(cluster.taints('b')).toHaveLength(0);
     pass(fakeNow + 10_000);
     expect(cluster.taints('b')).toHaveLength(1);
+  });
+});
+
+describe('markNodeForTainting: a waiting node keeps its place (deviation)', () => {
+  const unknownNode = (name: string, uid = `uid-${name}`) =>
+    newNode(name, { created, uid, labels: z1, conditions: [ready('Unknown', y2015, y2015)] });
+  // A healthy node in another zone keeps the cluster out of master disruption (which clears the queues).
+  const healthy = newNode('z2', {
+    created,
+    labels: zoneLabels('region1', 'zone2'),
+    conditions: [ready('True', fakeNow, fakeNow)],
+  });
+  const clusterOf = (...nodes: Node[]) => new FakeCluster([...nodes, healthy]);
+  const entries = (h: Harness) =>
+    (h.state.zoneQueues.get(z1id)?.queue ?? []).map((v) => [v.value, v.uid, v.addedAt, v.processAt]);
+
+  it('keeps the first-queued order and times over later passes (upstream re-stamps every pass)', () => {
+    // b fails first, a one pass later; a comes first in the node list.
+    const cluster = clusterOf(
+      newNode('a', { created, labels: z1, conditions: [ready('True', fakeNow, fakeNow)] }),
+      unknownNode('b'),
+    );
+    const h = new Harness(cluster);
+    h.monitor(fakeNow);
+    cluster.put(unknownNode('a'));
+    h.monitor(fakeNow + 5_000);
+    for (let pass = 2; pass <= 6; pass++) h.monitor(fakeNow + pass * 5_000);
+    expect(entries(h)).toEqual([
+      ['b', 'uid-b', fakeNow, fakeNow],
+      ['a', 'uid-a', fakeNow + 5_000, fakeNow + 5_000],
+    ]);
+  });
+
+  it('queues a tainted node again at the pass instant when its taint was removed by hand (#89012)', () => {
+    const cluster = clusterOf(unknownNode('b'));
+    const h = new Harness(cluster);
+    h.monitor(fakeNow);
+    h.taintingPass(fakeNow);
+    expect(cluster.taints('b').map((x) => x.key)).toEqual(['node.kubernetes.io/unreachable']);
+    expect(entries(h)).toEqual([]);
+    cluster.put({ ...cluster.node('b'), taints: [] });
+    h.monitor(fakeNow + 5_000);
+    expect(entries(h)).toEqual([['b', 'uid-b', fakeNow + 5_000, fakeNow + 5_000]]);
+  });
+
+  it('queues a node re-created under the same name afresh, with its new UID', () => {
+    const cluster = clusterOf(unknownNode('b'));
+    const h = new Harness(cluster);
+    h.monitor(fakeNow);
+    cluster.put(unknownNode('b', 'uid-b-2'));
+    h.monitor(fakeNow + 5_000);
+    expect(entries(h)).toEqual([['b', 'uid-b-2', fakeNow + 5_000, fakeNow + 5_000]]);
+  });
+
+  it('leaves the stored queue unchanged (the same object) on a pass that only re-marks waiting nodes', () => {
+    const cluster = clusterOf(unknownNode('a'), unknownNode('b'));
+    const h = new Harness(cluster);
+    h.monitor(fakeNow);
+    const before = h.state.zoneQueues.get(z1id);
+    h.monitor(fakeNow + 5_000);
+    expect(h.state.zoneQueues.get(z1id)?.queue).toBe(before?.queue);
   });
 });
 
