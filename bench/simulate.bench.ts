@@ -3,7 +3,7 @@
 // figures are reported, never asserted: the machines are shared. NODES=500 npm run bench for a quick run.
 import { execFileSync } from 'node:child_process';
 import { bench, describe } from 'vitest';
-import { simulationHeapLimitMb } from '../local/simulate/heapLimit.js';
+import { simulationNodeOptions } from '../local/simulate/heapLimit.js';
 
 const root = new URL('../', import.meta.url);
 
@@ -23,8 +23,12 @@ describe('nlc simulate: 5,000 nodes × 15 minutes', () => {
       const started = performance.now();
       // The heap `nlc simulate` gives a run of this size (one pod per node).
       const nodes = Number(process.env.NODES ?? 5000);
-      const heap = `--max-old-space-size=${simulationHeapLimitMb(nodes, nodes)}`;
-      const figures = run([heap, '--import', 'tsx', 'bench/simulateRun.ts']).trim();
+      const figures = run([
+        ...simulationNodeOptions(nodes, nodes),
+        '--import',
+        'tsx',
+        'bench/simulateRun.ts',
+      ]).trim();
       const wallMs = performance.now() - started;
       console.log(`simulate: ${figures} (process wall ${(wallMs / 1000).toFixed(1)} s, start-up included)`);
     },

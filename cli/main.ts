@@ -24,8 +24,8 @@ export function processIo(): CliIo {
 }
 
 /**
- * The Node arguments that run this command line again with `nodeOptions` added, or undefined when the
- * process already has every option named (on its command line or in NODE_OPTIONS).
+ * The Node arguments that run this command line again with those of `nodeOptions` it lacks added, or
+ * undefined when the process already has every option named (on its command line or in NODE_OPTIONS).
  *
  * @example
  * relaunchArgs(['--max-old-space-size=900'], { execArgv: [], nodeOptions: '', argv: ['node', 'cli/bin.mjs', 'simulate', 'x.yaml'] })
@@ -41,9 +41,11 @@ export function relaunchArgs(
 ): string[] | undefined {
   const named = (option: string): string => option.split('=')[0] ?? option;
   const given = new Set([...current.execArgv, ...current.nodeOptions.split(/\s+/)].map(named));
+  // An option the user gave wins: only the others are added (the command line would override NODE_OPTIONS).
+  const missing = nodeOptions.filter((o) => !given.has(named(o)));
   const script = current.argv[1];
-  if (script === undefined || nodeOptions.every((o) => given.has(named(o)))) return undefined;
-  return [...nodeOptions, ...current.execArgv, script, ...current.argv.slice(2)];
+  if (script === undefined || missing.length === 0) return undefined;
+  return [...missing, ...current.execArgv, script, ...current.argv.slice(2)];
 }
 
 function relaunchWith(nodeOptions: readonly string[]): number | undefined {

@@ -18,7 +18,7 @@ import {
   renderReport,
   writeReport,
 } from '../../local/simulate/report/index.js';
-import { simulationHeapLimitMb } from '../../local/simulate/heapLimit.js';
+import { simulationNodeOptions } from '../../local/simulate/heapLimit.js';
 import { progressLine } from '../../local/simulate/progress.js';
 import { parseScenario } from '../../local/simulate/scenario.js';
 import { runSimulation, type Diagnostic, type SimulationResult } from '../../local/simulate/simulation.js';
@@ -259,11 +259,10 @@ async function readScenario(file: string): Promise<string> {
 }
 
 /** The heap limit for the scenario in `file`; undefined when it does not parse (runSimulate says why). */
-async function heapLimitFor(file: string): Promise<number | undefined> {
+async function nodeOptionsFor(file: string): Promise<string[] | undefined> {
   try {
     const scenario = parseScenario(await readScenario(file), file);
-    const pods = scenario.pods.length;
-    return simulationHeapLimitMb(scenario.nodes.length, pods);
+    return simulationNodeOptions(scenario.nodes.length, scenario.pods.length);
   } catch {
     return undefined;
   }
@@ -359,10 +358,9 @@ export function simulateCommand(ctx: CommandContext): Command {
         report?: string;
       }>();
       const options = parseOptions(SimulateOptionsSchema, { ...opts, file }, { file: 'FILE' });
-      const limit = await heapLimitFor(options.file);
-      // A large run in a process whose heap is sized for it (local/simulate/heapLimit.ts).
-      const relaunched =
-        limit === undefined ? undefined : ctx.io.relaunch?.([`--max-old-space-size=${limit}`]);
+      const nodeOptions = await nodeOptionsFor(options.file);
+      // The run in a process whose heap is sized for it (local/simulate/heapLimit.ts).
+      const relaunched = nodeOptions === undefined ? undefined : ctx.io.relaunch?.(nodeOptions);
       ctx.exitCode = relaunched ?? (await runSimulate(options, ctx.io));
     });
 }

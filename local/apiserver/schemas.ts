@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import type { Json } from './json.js';
 import { badRequest } from './status.js';
+import { surelyValid } from './structuralCheck.js';
 
 // Go decodes JSON null into a zero value, so every field accepts null.
 const str = z.string().nullish();
@@ -203,6 +204,7 @@ function valueAt(body: Json, path: readonly PropertyKey[]): Json | undefined {
  * like encoding/json's UnmarshalTypeError.
  */
 export function decodeStructure(schema: StructuralSchema, body: Json, context: string): void {
+  if (surelyValid(schema, body)) return;
   const result = schema.safeParse(body);
   if (result.success) return;
   const issue = result.error.issues[0];

@@ -189,8 +189,11 @@ export function nodeConditionsHaveChanged(
   conditions: readonly WireCondition[],
 ): boolean {
   if (original.length !== conditions.length) return true;
-  const a = sortedByType(original);
-  const b = sortedByType(conditions);
+  // Every kubelet compares every 10 s, the new list made from the old one (same types in the same
+  // order): a stable sort then pairs the same positions, so compare them as they are, without sorting.
+  const sameOrder = original.every((c, i) => c.type === conditions[i]?.type);
+  const a = sameOrder ? original : sortedByType(original);
+  const b = sameOrder ? conditions : sortedByType(conditions);
   return a.some((x, i) => {
     const y = b[i];
     return (

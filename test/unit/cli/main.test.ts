@@ -118,6 +118,17 @@ describe('relaunchArgs (nlc simulate runs again with a heap sized for the scenar
     ).toBeUndefined();
   });
 
+  it('adds only the options the user did not give', () => {
+    const options = ['--max-old-space-size=900', '--max-semi-space-size=64'];
+    expect(relaunchArgs(options, { execArgv: [], nodeOptions: '--max-old-space-size=2000', argv })).toEqual([
+      '--max-semi-space-size=64',
+      '/repo/cli/bin.mjs',
+      'simulate',
+      '--json',
+      'x.yaml',
+    ]);
+  });
+
   it('needs a script to run', () => {
     expect(
       relaunchArgs(['--max-old-space-size=900'], { execArgv: [], nodeOptions: '', argv: ['/usr/bin/node'] }),
