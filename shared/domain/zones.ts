@@ -36,6 +36,19 @@ function labelIfPresent(labels: Readonly<Record<string, string>>, key: string): 
  */
 export function getZoneKey(labels: Readonly<Record<string, string>> | undefined): string {
   if (labels === undefined) return '';
+  // A node's labels are immutable: the key is computed once per labels object. Passes look it up
+  // several times per node; the same string each time also hashes once as a Map key.
+  let key = zoneKeys.get(labels);
+  if (key === undefined) {
+    key = computeZoneKey(labels);
+    zoneKeys.set(labels, key);
+  }
+  return key;
+}
+
+const zoneKeys = new WeakMap<Readonly<Record<string, string>>, string>();
+
+function computeZoneKey(labels: Readonly<Record<string, string>>): string {
   const zone = labelIfPresent(labels, LabelZoneFailureDomain) ?? labels[LabelTopologyZone] ?? '';
   const region = labelIfPresent(labels, LabelZoneRegion) ?? labels[LabelTopologyRegion] ?? '';
   if (region === '' && zone === '') return '';
