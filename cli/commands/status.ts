@@ -127,6 +127,12 @@ export interface StatusReport {
    * while it is down (no node is marked Unknown meanwhile: docs/architecture.md#observation-gap).
    */
   readonly lastDigestAgeSeconds: number | null;
+  /**
+   * That age is more than the grace period the monitor runs with (as stored with the digest): the
+   * controller is blind, as upstream's would be with its informers stalled. Null when either is unknown.
+   */
+  readonly lastDigestLate: boolean | null;
+  readonly nodeMonitorGracePeriodSeconds: number | null;
   readonly relayLastSeen: string | null;
   readonly masterDisruption: boolean;
   readonly zones: readonly ZoneStatus[];
@@ -212,12 +218,15 @@ export function buildStatus(loaded: LoadedState, now: EpochMillis): StatusReport
     };
   });
 
+  const ageMs = meta.committedAt === undefined ? undefined : Math.max(0, now - meta.committedAt);
+  const grace = meta.nodeMonitorGracePeriodMs;
   return {
     cluster: loaded.cluster,
     observedAt: isoTime(meta.lastObservedAt),
     lastSequence: meta.lastSequence ?? null,
-    lastDigestAgeSeconds:
-      meta.committedAt === undefined ? null : Math.max(0, Math.round((now - meta.committedAt) / 1000)),
+    lastDigestAgeSeconds: ageMs === undefined ? null : Math.round(ageMs / 1000),
+    lastDigestLate: ageMs === undefined || grace === undefined ? null : ageMs > grace,
+    nodeMonitorGracePeriodSeconds: grace === undefined ? null : grace / 1000,
     relayLastSeen: isoTime(meta.relayLastSeen),
     masterDisruption: meta.masterDisruption,
     zones,
@@ -297,6 +306,14 @@ const NODE_COLUMNS: readonly Column<NodeStatus>[] = [
   { header: 'process at', value: (n) => n.eviction.processAt ?? '-', wide: true },
 ];
 
+/** "45s ago", flagged once older than the grace period the monitor runs with. */
+function digestAge(report: StatusReport, paint: Paint): string {
+  const age = `${span((report.lastDigestAgeSeconds ?? 0) * 1000)} ago`;
+  if (report.lastDigestLate !== true || report.nodeMonitorGracePeriodSeconds === null) return age;
+  const grace = span(report.nodeMonitorGracePeriodSeconds * 1000);
+  return `${age} ${paint('red', `(late: more than the ${grace} grace period; is the relay or the bus down?)`)}`;
+}
+
 /** The human form: a short header, the zones table, the nodes table. */
 export function renderStatus(report: StatusReport, wide: boolean, paint: Paint): string {
   const digest = report.lastSequence === null ? '' : ` (digest #${report.lastSequence})`;
@@ -304,9 +321,7 @@ export function renderStatus(report: StatusReport, wide: boolean, paint: Paint):
     `Cluster:            ${report.cluster}`,
     `Relay clock:        ${report.observedAt ?? 'no digest processed yet'}${digest}`,
     // A stopped relay shows here: the age grows while the tables stay as the last digest left them.
-    ...(report.lastDigestAgeSeconds === null
-      ? []
-      : [`Last digest:        ${span(report.lastDigestAgeSeconds * 1000)} ago`]),
+    ...(report.lastDigestAgeSeconds === null ? [] : [`Last digest:        ${digestAge(report, paint)}`]),
     `Master disruption:  ${report.masterDisruption ? paint('red', 'yes: every zone is FullDisruption, evictions stopped') : 'no'}`,
   ].join('\n');
   if (report.zones.length === 0 && report.nodes.length === 0) {
@@ -341,8 +356,9 @@ export async function runStatus(options: StatusOptions, io: CliIo): Promise<numb
 
 export const STATUS_HELP = `
 Header: "Last digest" is how long ago the monitor processed the relay's last Heartbeat Digest: about
-        a monitor period (5s) while the relay runs. Much older means the relay or the bus is down:
-        nobody is marked Unknown meanwhile, and the tables below are as that digest left them.
+        a monitor period (5s) while the relay runs. Older than the grace period the monitor runs with,
+        it is flagged "late": the relay or the bus is down, nobody is marked Unknown meanwhile, and the
+        tables below are as that digest left them.
 Zones:  ZONE is region:zone ("-": nodes without zone labels). UNHEALTHY counts not-ready nodes the
         zone's health counts (excluded nodes are not). LIMITER QPS is the zone's NoExecute tainting
         rate ("never": no tainting in this zone). TOKENS (-o wide) is its token bucket now, refilled
@@ -356,7 +372,7 @@ Nodes:  READY is the Ready status the controller last saved (Unknown once the gr
         EVICTION is the node's place in its zone queue ("queued #1"), "processed" once tainted.
 -o wide adds tokens, uids, Ready transition, probe, lease and process-at times.
 -o json|yaml prints the full report: cluster, observedAt, lastSequence, lastDigestAgeSeconds,
-relayLastSeen, masterDisruption, zones[] {zone, state, size, unhealthy, unhealthyPercent, limiter,
+lastDigestLate, nodeMonitorGracePeriodSeconds, relayLastSeen, masterDisruption, zones[] {zone, state, size, unhealthy, unhealthyPercent, limiter,
 queueLength, processedOnce}, nodes[] {name, uid, zone, ready, readyTransition, taints, allTaints,
 probeTime, probe, probeAgeSeconds, leaseRenewTime, eviction {position, processAt, processed, status},
 excluded, registered, retry, deleted}.

@@ -1,7 +1,7 @@
 // The live view of `npm start`: a full-screen terminal view redrawn about once a second, with no
 // dependency beyond ANSI escape sequences (alternate screen, cursor home, erase to end of line):
 //
-//   nlc local stack · cluster default · relay running (next digest #42) · functions up · 09:44:12 UTC
+//   nlc local stack · cluster default · relay running (next digest #42) · functions up · last digest 09:44:11 UTC (1s ago) · 09:44:12 UTC
 //   ZONE              STATE    SIZE   UNHEALTHY   LIMITER QPS   TOKENS   QUEUE
 //   NODE   ZONE   KUBELET   READY   TAINTS   PROBE AGE   QUEUE          (the selected node highlighted)
 //   RECENT DECISIONS (the newest first: time, subject, pod, function, what, result, why)
@@ -10,7 +10,7 @@
 // Keys: ↑/↓ or k/j select a node, s stops/starts its kubelet, z fails/restores its whole zone, r
 // stops/starts the relay, q or Ctrl-C quits. The terminal is restored on every way out (quit, a signal,
 // an exception: `process.on('exit')`).
-import { renderTable, painter, type Column, type Paint } from '../../cli/output.js';
+import { renderTable, painter, span, type Column, type Paint } from '../../cli/output.js';
 import { probeAgeCell, qpsCell, resultKind, tokensCell, zoneCell } from '../../cli/present.js';
 import type { ZoneStatus } from '../../cli/commands/status.js';
 import type { EpochMillis, ZoneState } from '../../shared/domain/types.js';
@@ -167,10 +167,13 @@ function titleLine(snapshot: StackSnapshot, title: string, paint: Paint): string
     ? `relay ${snapshot.relay.synced ? 'running' : 'listing'}${snapshot.relay.nextSequence === null ? '' : ` (next digest #${snapshot.relay.nextSequence})`}`
     : paint('red', 'relay stopped');
   const functions = snapshot.functionsRunning ? 'functions up' : paint('red', 'functions down');
+  const age = snapshot.digestAgeSeconds === null ? '' : ` (${span(snapshot.digestAgeSeconds * 1000)} ago)`;
   const digest =
     snapshot.observedAt === null
       ? 'no digest processed yet'
-      : `last digest ${clock(snapshot.observedAt)} UTC`;
+      : snapshot.digestLate
+        ? paint('red', `last digest ${clock(snapshot.observedAt)} UTC${age}, late`)
+        : `last digest ${clock(snapshot.observedAt)} UTC${age}`;
   const disruption = snapshot.masterDisruption ? ` · ${paint('red', 'master disruption')}` : '';
   return `${paint('bold', title)} · cluster ${snapshot.cluster} · ${relay} · ${functions} · ${digest}${disruption} · ${clock(snapshot.at)} UTC`;
 }

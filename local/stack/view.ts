@@ -54,6 +54,9 @@ export interface StackSnapshot {
   readonly functionsRunning: boolean;
   /** The relay clock of the last digest the monitor processed. */
   readonly observedAt: EpochMillis | null;
+  /** How long ago it was committed, and whether that is more than the grace period (nlc status's). */
+  readonly digestAgeSeconds: number | null;
+  readonly digestLate: boolean;
   readonly masterDisruption: boolean;
   readonly zones: readonly ZoneStatus[];
   readonly nodes: readonly NodeRow[];
@@ -165,6 +168,8 @@ export function snapshotReader(source: SnapshotSource): { read(now: EpochMillis)
     relay: { running: false, synced: false, nextSequence: null },
     functionsRunning: false,
     observedAt: null,
+    digestAgeSeconds: null,
+    digestLate: false,
     masterDisruption: false,
     zones: [],
     nodes: [],
@@ -222,6 +227,8 @@ export function snapshotReader(source: SnapshotSource): { read(now: EpochMillis)
         relay,
         functionsRunning,
         observedAt: loaded.meta.lastObservedAt ?? null,
+        digestAgeSeconds: status.lastDigestAgeSeconds,
+        digestLate: status.lastDigestLate === true,
         masterDisruption: loaded.meta.masterDisruption,
         zones: status.zones,
         nodes,

@@ -361,6 +361,7 @@ async function passAndCommit(
     masterDisruption,
     relayLastSeen: Math.max(loaded.meta.relayLastSeen ?? now, now),
     lastObservingSince: observingSince,
+    nodeMonitorGracePeriodMs: config.nodeMonitorGracePeriod,
   };
   // Diffed against what was loaded: the observation-gap reset and the legacy status are changes too.
   const committed = await stores.controllerState.commit(

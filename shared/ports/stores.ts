@@ -45,6 +45,12 @@ export interface ClusterMeta {
   /** `observingSince` of that digest (relay clock): when the relay that sent it started observing. */
   readonly lastObservingSince?: EpochMillis;
   /**
+   * The nodeMonitorGracePeriod the committing monitor ran with: operators' tools (`nlc status`) judge
+   * the last digest's age by it, as the controller would judge a node's silence. Absent on rows written
+   * before it was recorded.
+   */
+  readonly nodeMonitorGracePeriodMs?: number;
+  /**
    * When the cluster row was last committed, on the clock of the function that committed it (read
    * only: the store sets it). With lastObservedAt it ties the relay's clock to the functions' clock,
    * so the drainer and the schedule compare relay-clock instants with relay-clock instants

@@ -45,6 +45,8 @@ interface Status {
   readonly report: StatusReport;
   /** The human form's "Last digest" age, in seconds; undefined when the line is missing. */
   readonly shownAge: number | undefined;
+  /** The human form flags the age as late (older than the grace period). */
+  readonly shownLate: boolean;
 }
 
 /** `nlc status` from another terminal: the stack found through its data directory's stack.json. */
@@ -53,10 +55,11 @@ async function status(): Promise<Status> {
   const human = await runCli(['status', '--data-dir', stack.dataDir]);
   expect({ code: json.code, stderr: json.stderr }).toEqual({ code: 0, stderr: '' });
   expect({ code: human.code, stderr: human.stderr }).toEqual({ code: 0, stderr: '' });
-  const age = /^Last digest: +(?:(\d+)m)?(\d+)s ago$/m.exec(human.stdout);
+  const age = /^Last digest: +(?:(\d+)m)?(\d+)s ago( \(late: .*\))?$/m.exec(human.stdout);
   return {
     report: JSON.parse(json.stdout) as StatusReport,
     shownAge: age === null ? undefined : Number(age[1] ?? 0) * 60 + Number(age[2]),
+    shownLate: age?.[3] !== undefined,
   };
 }
 
@@ -94,6 +97,7 @@ describe('nlc status while the local stack runs without its relay', () => {
       },
     );
     expect(shownAge).toBeDefined();
+    expect(report.nodeMonitorGracePeriodSeconds).toBe(GraceSeconds);
     await expectNobodyUnknown(report);
   }, 120_000);
 
@@ -117,6 +121,12 @@ describe('nlc status while the local stack runs without its relay', () => {
     expect(later.report.lastSequence).toBe(stopped.report.lastSequence);
     expect(later.report.observedAt).toBe(stopped.report.observedAt);
     expect(later.shownAge).toBeGreaterThan(2 * GraceSeconds);
+    // Flagged: older than the grace period the monitor runs with (stored with the digest).
+    expect([stopped.report.lastDigestLate, later.report.lastDigestLate, later.shownLate]).toEqual([
+      true,
+      true,
+      true,
+    ]);
     // The kubelets still run, the controller marks nobody Unknown for the relay's silence.
     await expectNobodyUnknown(later.report);
   }, 120_000);
@@ -136,6 +146,7 @@ describe('nlc status while the local stack runs without its relay', () => {
       const since = Date.parse(s.report.observedAt ?? '') - Date.parse(resumed.report.observedAt ?? '');
       return since > 2 * GraceSeconds * 1000 && (s.shownAge ?? Infinity) <= GraceSeconds ? s : undefined;
     });
+    expect([settled.report.lastDigestLate, settled.shownLate]).toEqual([false, false]);
     await expectNobodyUnknown(settled.report);
   }, 120_000);
 });

@@ -17,6 +17,7 @@ const MetaSchema = z.object({
   masterDisruption: z.boolean().optional(),
   relayLastSeen: InstantSchema.optional(),
   lastObservingSince: InstantSchema.optional(),
+  nodeMonitorGracePeriodMs: z.number().optional(),
   updatedAtMs: z.number().optional(),
 });
 
@@ -37,7 +38,8 @@ export function metaEqual(a: ClusterMeta, b: ClusterMeta): boolean {
     a.lastRelayId === b.lastRelayId &&
     a.masterDisruption === b.masterDisruption &&
     a.relayLastSeen === b.relayLastSeen &&
-    a.lastObservingSince === b.lastObservingSince
+    a.lastObservingSince === b.lastObservingSince &&
+    a.nodeMonitorGracePeriodMs === b.nodeMonitorGracePeriodMs
   );
 }
 
@@ -82,6 +84,9 @@ export function decodeZoneRows(ctx: DynamoContext, cluster: string, rows: readon
         masterDisruption: m.masterDisruption === true,
         ...(m.relayLastSeen !== undefined && { relayLastSeen: m.relayLastSeen }),
         ...(m.lastObservingSince !== undefined && { lastObservingSince: m.lastObservingSince }),
+        ...(m.nodeMonitorGracePeriodMs !== undefined && {
+          nodeMonitorGracePeriodMs: m.nodeMonitorGracePeriodMs,
+        }),
         ...(m.updatedAtMs !== undefined && { committedAt: m.updatedAtMs }),
       };
       continue;

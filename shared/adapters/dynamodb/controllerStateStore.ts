@@ -433,6 +433,7 @@ export class DynamoDbControllerStateStore implements ControllerStateStore {
       relayLastSeen: meta.relayLastSeen === undefined ? undefined : encodeInstant(meta.relayLastSeen),
       lastObservingSince:
         meta.lastObservingSince === undefined ? undefined : encodeInstant(meta.lastObservingSince),
+      nodeMonitorGracePeriodMs: meta.nodeMonitorGracePeriodMs,
       updatedAt: isoString(now),
       updatedAtMs: now,
     });

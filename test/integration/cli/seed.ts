@@ -178,7 +178,13 @@ export async function seedStack(): Promise<SeededStack> {
   const empty = await committer.controllerState.load(CLUSTER);
   await committer.controllerState.commit(empty, {
     state,
-    meta: { lastSequence: 15, lastObservedAt, relayLastSeen: lastObservedAt, masterDisruption: false },
+    meta: {
+      lastSequence: 15,
+      lastObservedAt,
+      relayLastSeen: lastObservedAt,
+      masterDisruption: false,
+      nodeMonitorGracePeriodMs: config.nodeMonitorGracePeriod,
+    },
     gauges: last.disruption.gauges,
   });
   return { db, endpoint: db.endpoint, taintedAt, stop: () => db.stop() };

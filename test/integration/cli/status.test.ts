@@ -37,6 +37,8 @@ describe('nlc status', () => {
     const zonesAt = lines.findIndex((l) => l.startsWith('ZONE'));
     const nodesAt = lines.findIndex((l) => l.startsWith('NODE'));
     expect(zonesAt).toBeGreaterThan(2);
+    // Within the grace period the monitor runs with (50 s here): not flagged.
+    expect(stdout).not.toContain('late');
     expect(nodesAt).toBeGreaterThan(zonesAt);
     expect(tableRow(stdout, 'ZONE')).toEqual(['ZONE', 'STATE', 'SIZE', 'UNHEALTHY', 'LIMITER QPS', 'QUEUE']);
     expect(tableRow(stdout, 'region1:zone-a')).toEqual([
@@ -157,6 +159,20 @@ describe('nlc status', () => {
     ]);
   });
 
+  it('flags a last digest older than the grace period the monitor runs with', async () => {
+    const { code, stdout } = await runCli(['status', ...target], { now: lastObservedAt + 51_000 });
+    expect(code).toBe(0);
+    expect(stdout.split('\n')[2]).toBe(
+      'Last digest:        51s ago (late: more than the 50s grace period; is the relay or the bus down?)',
+    );
+    const json = await runCli(['status', ...target, '-o', 'json'], { now: lastObservedAt + 51_000 });
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      lastDigestAgeSeconds: 51,
+      lastDigestLate: true,
+      nodeMonitorGracePeriodSeconds: 50,
+    });
+  });
+
   it('-o json prints the whole report with stable field names', async () => {
     const { code, stdout } = await runCli(['status', ...target, '-o', 'json'], { now: t0 + 90_000 });
     expect(code).toBe(0);
@@ -166,6 +182,8 @@ describe('nlc status', () => {
       'observedAt',
       'lastSequence',
       'lastDigestAgeSeconds',
+      'lastDigestLate',
+      'nodeMonitorGracePeriodSeconds',
       'relayLastSeen',
       'masterDisruption',
       'zones',
@@ -176,6 +194,8 @@ describe('nlc status', () => {
       observedAt: iso(lastObservedAt),
       lastSequence: 15,
       lastDigestAgeSeconds: 20,
+      lastDigestLate: false,
+      nodeMonitorGracePeriodSeconds: 50,
       masterDisruption: false,
     });
     expect(report.zones[0]).toEqual({

@@ -36,6 +36,8 @@ function snapshot(nodes: NodeRow[], overrides: Partial<StackSnapshot> = {}): Sta
     relay: { running: true, synced: true, nextSequence: 7 },
     functionsRunning: true,
     observedAt: at - 1_000,
+    digestAgeSeconds: 1,
+    digestLate: false,
     masterDisruption: false,
     zones: [
       {
@@ -122,7 +124,7 @@ describe('renderScreen', () => {
     );
     const text = lines.join('\n');
     expect(lines[0]).toBe(
-      'nlc · cluster default · relay running (next digest #7) · functions up · last digest 09:00:09 UTC · 09:00:10 UTC',
+      'nlc · cluster default · relay running (next digest #7) · functions up · last digest 09:00:09 UTC (1s ago) · 09:00:10 UTC',
     );
     expect(text).toMatch(/region-1:zone-a\s+Normal\s+3\s+1 \(10%\)\s+0\.1\s+0\.50\/1\s+1/);
     expect(text).toMatch(
@@ -153,6 +155,22 @@ describe('renderScreen', () => {
     expect(lines.every((l) => visibleLength(l) <= 59)).toBe(true);
     expect(lines.some((l) => /^>\s+n-26\b/.test(l))).toBe(true);
     expect(lines.at(-1)).toBe(HelpLine.slice(0, 59));
+  });
+
+  it('marks a last digest older than the grace period late, in red', () => {
+    const late = snapshot([], {
+      relay: { running: false, synced: true, nextSequence: 7 },
+      digestAgeSeconds: 75,
+      digestLate: true,
+    });
+    const [title] = renderScreen(
+      late,
+      { selected: 0, message: '' },
+      { columns: 200, rows: 40 },
+      painter(true),
+      'nlc',
+    );
+    expect(title).toContain('\u001b[31mlast digest 09:00:09 UTC (1m15s ago), late\u001b[');
   });
 
   it('says so when the state cannot be read, and when there is nothing yet', () => {

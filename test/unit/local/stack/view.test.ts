@@ -31,6 +31,8 @@ function snapshot(overrides: Partial<StackSnapshot> = {}): StackSnapshot {
     relay: { running: true, synced: true, nextSequence: 1 },
     functionsRunning: true,
     observedAt: at,
+    digestAgeSeconds: 0,
+    digestLate: false,
     masterDisruption: false,
     zones: [
       {
