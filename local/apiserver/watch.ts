@@ -2,7 +2,7 @@
 // current state (optionally ended by the initial-events-end BOOKMARK), then each change converted for
 // the watcher's selectors, and periodic BOOKMARKs for the watchers that asked for them.
 import { presentObject } from './codec.js';
-import { type JsonObject, child } from './json.js';
+import { type JsonObject, child, setKey } from './json.js';
 import type { ObjectMatcher } from './listing.js';
 import { type ResourceDef, apiVersionOf } from './resources.js';
 import { badRequest } from './status.js';
@@ -116,7 +116,8 @@ function toWatchEvent(def: ResourceDef, event: StoredEvent, matches: ObjectMatch
   if (before) {
     // The previous content, with the resourceVersion of the change that made it stop matching.
     const last = presentObject(def, event.previous);
-    child(last, 'metadata').resourceVersion = String(event.resourceVersion);
+    // A presented object shares the stored (frozen) fields: its metadata is replaced, not changed.
+    setKey(last, 'metadata', { ...child(last, 'metadata'), resourceVersion: String(event.resourceVersion) });
     return { type: 'DELETED', object: last };
   }
   return undefined;
