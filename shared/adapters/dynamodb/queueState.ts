@@ -38,16 +38,29 @@ function timedValue(value: string, e: StoredQueueEntry): TimedValue | undefined 
   return { value, uid: e.uid, addedAt: e.addedAt, processAt: e.processAt };
 }
 
+/**
+ * The queue and set that a snapshot's entries stand for, by entries map. A snapshot's entries never
+ * change once it is built (a change makes a new snapshot), and an instance keeps its last snapshot of a
+ * zone for as long as the zone's version stays (zoneQueues.ts): the drainer, which orders a zone's
+ * entries on every run, then orders each version once.
+ */
+const ordered = new WeakMap<ZoneQueueSnapshot['entries'], Pick<RateLimitedTimedQueue, 'queue' | 'set'>>();
+
 /** The domain queue a snapshot stands for; undefined when no queue is stored. */
 export function toDomainQueue(snapshot: ZoneQueueSnapshot): RateLimitedTimedQueue | undefined {
   if (snapshot.limiter === undefined) return undefined;
-  const live = [...snapshot.entries].filter(([, e]) => e.inSet);
-  const queued = live
-    .filter(([, e]) => e.inQueue)
-    .sort(([, a], [, b]) => (a.processAt ?? 0) - (b.processAt ?? 0) || a.seq - b.seq)
-    .flatMap(([value, e]) => timedValue(value, e) ?? []);
-  const set = live.sort(([, a], [, b]) => a.setSeq - b.setSeq).map(([value]) => value);
-  return { queue: queued, set, limiter: snapshot.limiter };
+  let known = ordered.get(snapshot.entries);
+  if (known === undefined) {
+    const live = [...snapshot.entries].filter(([, e]) => e.inSet);
+    const queue = live
+      .filter(([, e]) => e.inQueue)
+      .sort(([, a], [, b]) => (a.processAt ?? 0) - (b.processAt ?? 0) || a.seq - b.seq)
+      .flatMap(([value, e]) => timedValue(value, e) ?? []);
+    const set = live.sort(([, a], [, b]) => a.setSeq - b.setSeq).map(([value]) => value);
+    known = { queue, set };
+    ordered.set(snapshot.entries, known);
+  }
+  return { queue: known.queue, set: known.set, limiter: snapshot.limiter };
 }
 
 function sameEntry(a: StoredQueueEntry, b: StoredQueueEntry): boolean {
