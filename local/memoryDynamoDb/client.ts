@@ -169,13 +169,34 @@ interface Translate {
   readonly u: (value: Wire | undefined) => Native | undefined;
 }
 
+/** Freezes objects and arrays, all the way down; bytes (a Uint8Array cannot be frozen) stay as they are. */
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !ArrayBuffer.isView(value) && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) deepFreeze(inner);
+  }
+  return value;
+}
+
 function translator(config: TranslateConfig | undefined): Translate {
   // Whole records (lib-dynamodb marshalls them value by value; the result is the same).
   const mo: marshallOptions = { ...config?.marshallOptions, convertTopLevelContainer: false };
   const uo: unmarshallOptions = { ...config?.unmarshallOptions };
+  // The engine answers reads with the items it keeps, which never change in place (tables.ts): the
+  // native form of each is made once and shared, frozen, as DynamoDB's answers are never written to.
+  // A refresh re-reads a minute of changed Nodes rows on every pass.
+  const natives = new WeakMap<Wire, Native>();
   return {
     m: (value) => (value === undefined ? undefined : marshall(value, mo)),
-    u: (value) => (value === undefined ? undefined : unmarshall(value, uo)),
+    u: (value) => {
+      if (value === undefined) return undefined;
+      let native = natives.get(value);
+      if (native === undefined) {
+        native = deepFreeze(unmarshall(value, uo));
+        natives.set(value, native);
+      }
+      return native;
+    },
   };
 }
 

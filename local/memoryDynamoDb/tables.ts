@@ -150,6 +150,8 @@ export interface IndexDef {
 
 export class Index {
   readonly partitions = new Map<string, SortedEntries>();
+  /** Projections already made, by stored item (items never change in place: see Table.decoded). */
+  private readonly projected = new WeakMap<Item, Item>();
 
   constructor(readonly def: IndexDef) {}
 
@@ -189,6 +191,8 @@ export class Index {
   /** The attributes an index read returns: its projection of the item. */
   projectItem(item: Item, table: Table): Item {
     if (this.def.projection === 'ALL') return item;
+    const known = this.projected.get(item);
+    if (known !== undefined) return known;
     const keep = new Set([table.hash.name, ...(table.range ? [table.range.name] : []), this.def.hash.name]);
     if (this.def.range !== undefined) keep.add(this.def.range.name);
     if (this.def.projection === 'INCLUDE') for (const a of this.def.include) keep.add(a);
@@ -197,6 +201,7 @@ export class Index {
       const v = item[name];
       if (v !== undefined) out[name] = v;
     }
+    this.projected.set(item, out);
     return out;
   }
 }
