@@ -259,7 +259,10 @@ function* updateNodeHealthWithRetry(
     const update = tryUpdateNodeHealth(node, lease, s.nodeHealth.get(node.name), now, config, options);
     if (update.statusUpdate === undefined) {
       s.nodeHealth.set(node.name, update.nodeHealth);
-      return { node: { ...node, conditions: update.conditions }, update };
+      return {
+        node: update.conditions === node.conditions ? node : { ...node, conditions: update.conditions },
+        update,
+      };
     }
     const written = yield* perform({
       kind: 'updateNodeStatus',

@@ -226,7 +226,7 @@ export function tryUpdateNodeHealth(
     }
   }
 
-  const nodeHealthIfUpdateFails = resolve(nodeHealth, conditions);
+  const nodeHealthIfUpdateFails = unchangedOr(saved, resolve(nodeHealth, conditions));
   return {
     gracePeriod,
     observedReadyCondition,
@@ -251,6 +251,21 @@ export function tryUpdateNodeHealth(
  */
 function replaced(readyTransitionTimestamp: EpochMillis, probeTimestamp: EpochMillis): NodeHealthDraft {
   return { status: NODE_STATUS, probeTimestamp, readyTransitionTimestamp, lease: undefined };
+}
+
+/**
+ * `saved` itself when `next` holds the same values: callers tell the nodes a pass changed by identity
+ * (the monitor's commit compares only those), and most nodes on most passes change nothing.
+ */
+function unchangedOr(saved: NodeHealthData | undefined, next: NodeHealthData): NodeHealthData {
+  return saved !== undefined &&
+    saved.probeTimestamp === next.probeTimestamp &&
+    saved.readyTransitionTimestamp === next.readyTransitionTimestamp &&
+    saved.status === next.status &&
+    saved.lease?.renewTime === next.lease?.renewTime &&
+    (saved.lease === undefined) === (next.lease === undefined)
+    ? saved
+    : next;
 }
 
 /** The entry to store, `node.Status` resolved to the node's conditions at the end of the pass. */

@@ -18,7 +18,7 @@
 // the row codecs it uses are already in modules of their own (codec.ts, clusterRows.ts, healthRows.ts).
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { RateLimitedTimedQueue } from '../../domain/rateLimitedTimedQueue.js';
-import type { ZoneState } from '../../domain/types.js';
+import type { Node, ZoneState } from '../../domain/types.js';
 import type {
   ClusterMeta,
   ControllerStateStore,
@@ -188,17 +188,18 @@ export class DynamoDbControllerStateStore implements ControllerStateStore {
       },
       signal,
     );
-    const nodes = new Map(previous.nodes);
-    const nodeVersions = new Map(previous.versions.nodes);
-    let touched = false;
+    // Copied on the first newer row only: most passes find none (the window's rows were read before).
+    let nodes: Map<string, Node> | undefined;
+    let nodeVersions: Map<string, NodeRowVersion> | undefined;
     for (const raw of changed) {
       // Most of the window's rows were read by the previous pass: not newer, no need to decode them.
       const { node: rawName, nodeVersion: rawVersion, nodeUpdatedAtMs: rawUpdatedAt } = raw;
+      const known = nodeVersions ?? previous.versions.nodes;
       if (
         typeof rawName === 'string' &&
         typeof rawVersion === 'number' &&
         typeof rawUpdatedAt === 'number' &&
-        !isNewerNodeCopy(nodeVersions.get(rawName), rawVersion, rawUpdatedAt, ctx.settings)
+        !isNewerNodeCopy(known.get(rawName), rawVersion, rawUpdatedAt, ctx.settings)
       ) {
         continue;
       }
@@ -208,8 +209,9 @@ export class DynamoDbControllerStateStore implements ControllerStateStore {
       });
       const version = item.nodeVersion ?? 0;
       const updatedAtMs = item.nodeUpdatedAtMs ?? 0;
-      if (!isNewerNodeCopy(nodeVersions.get(item.node), version, updatedAtMs, ctx.settings)) continue;
-      touched = true;
+      if (!isNewerNodeCopy(known.get(item.node), version, updatedAtMs, ctx.settings)) continue;
+      nodes ??= new Map(previous.nodes);
+      nodeVersions ??= new Map(previous.versions.nodes);
       nodeVersions.set(item.node, { version, deleted: item.deleted === true, updatedAtMs });
       const node = nodeOfItem(item);
       if (node === undefined) nodes.delete(item.node);
@@ -220,12 +222,12 @@ export class DynamoDbControllerStateStore implements ControllerStateStore {
     return {
       cluster,
       state: { ...previous.state, zoneQueues: queues.queues },
-      nodes: touched ? sortedMap(nodes) : previous.nodes,
+      nodes: nodes === undefined ? previous.nodes : sortedMap(nodes),
       meta: zones.meta,
       zones: zones.gauges,
       versions: {
         ...previous.versions,
-        nodes: nodeVersions,
+        nodes: nodeVersions ?? previous.versions.nodes,
         zoneQueues: queues.versions,
         nodesReadAt,
       },
