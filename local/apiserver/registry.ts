@@ -316,7 +316,10 @@ export class Registry {
     }
     meta.resourceVersion = getString(oldMeta, ['resourceVersion']) ?? '';
     // A no-op write is not written: no new resourceVersion, no watch event (etcd3 store GuaranteedUpdate).
-    if (deepEqual(obj, old)) return this.present(def, current);
+    // spec and status first: where a write usually differs (a Lease renewal, a status post), found
+    // before the whole metadata is compared.
+    if (deepEqual(obj.spec, old.spec) && deepEqual(obj.status, old.status) && deepEqual(obj, old))
+      return this.present(def, current);
     if (options.dryRun === true) return this.present(def, obj);
 
     const finalizers = Array.isArray(meta.finalizers) ? meta.finalizers : [];
