@@ -109,6 +109,13 @@ export class SimulatedKubelet {
   private current: KubeletState;
   /** The kubelet's own conditions where they differ from a healthy node's (setCondition). */
   private readonly reported = new Map<KubeletConditionType, ReportedCondition>();
+  /**
+   * The Node's conditions (the stored, immutable list) last found to need no post, and `reported` as
+   * it was then: the same list and the same reports give the same answer, so the next 10 s sync skips
+   * the comparison (every kubelet syncs every 10 s; its status rarely changes).
+   */
+  private unchangedFor: { conditions: readonly WireCondition[]; reportedVersion: number } | undefined;
+  private reportedVersion = 0;
   private lastStatusReportTime: EpochMillis | undefined;
   /** The Lease as last written: renewals update it without a read (upstream's latestLease). */
   private latestLease: Wire<V1Lease> | undefined;
@@ -173,6 +180,7 @@ export class SimulatedKubelet {
     const reported = reportedCondition(type, status, reason, message);
     if (isKubeletCondition(type)) {
       this.reported.set(type, reported);
+      this.reportedVersion++;
       if (this.current === 'running') this.syncNodeStatus();
       return;
     }
@@ -198,6 +206,7 @@ export class SimulatedKubelet {
   /** Sets a reported condition without posting (the initial state the seed writes). */
   presetCondition(type: KubeletConditionType, reported: ReportedCondition): void {
     this.reported.set(type, reported);
+    this.reportedVersion++;
   }
 
   /** A pod bound to this node was added or changed. */
@@ -307,11 +316,16 @@ export class SimulatedKubelet {
     const node = this.context.nodeOf(this.nodeName);
     if (node === undefined) return; // deleted: nothing to post to
     const before: readonly WireCondition[] = node.status?.conditions ?? [];
-    const after = setNodeConditions(before, (type) => this.reportedFor(type), now);
     const reportDue =
       this.lastStatusReportTime === undefined ||
       now - this.lastStatusReportTime >= settings.nodeStatusReportFrequency;
-    if (!reportDue && !nodeConditionsHaveChanged(before, after)) return;
+    const known = this.unchangedFor;
+    if (!reportDue && known?.conditions === before && known.reportedVersion === this.reportedVersion) return;
+    const after = setNodeConditions(before, (type) => this.reportedFor(type), now);
+    if (!reportDue && !nodeConditionsHaveChanged(before, after)) {
+      this.unchangedFor = { conditions: before, reportedVersion: this.reportedVersion };
+      return;
+    }
     const posted = this.call('updateNodeStatus', () =>
       store.nodes.updateStatus({ ...node, status: { ...node.status, conditions: after } }),
     );
