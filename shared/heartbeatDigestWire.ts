@@ -51,6 +51,11 @@ function splitNodeName(name: string): { domain: string; prefix: string; suffix: 
   };
 }
 
+/** joinNodeName(...).length, without building the name (checked for every node of every digest). */
+function joinedLength(domain: string, prefix: string, suffix: string): number {
+  return (prefix === '' ? 0 : prefix.length + 1) + suffix.length + (domain === '' ? 0 : domain.length + 1);
+}
+
 function joinNodeName(domain: string, prefix: string, suffix: string): string {
   const host = prefix === '' ? suffix : `${prefix}-${suffix}`;
   return domain === '' ? host : `${host}.${domain}`;
@@ -164,7 +169,7 @@ const HeartbeatDigestV1 = z
     for (const [domain, prefixes] of Object.entries(probeAges)) {
       for (const [prefix, suffixes] of Object.entries(prefixes)) {
         for (const [suffix, age] of Object.entries(suffixes)) {
-          if (joinNodeName(domain, prefix, suffix).length > 253) {
+          if (joinedLength(domain, prefix, suffix) > 253) {
             ctx.addIssue({
               code: 'custom',
               path: ['probeAges', domain, prefix, suffix],

@@ -606,6 +606,17 @@ describe('Heartbeat Digest encoding', () => {
         /^detail\.probeAges\.c+\.a+\.b+: expected a node name of at most 253 characters$/,
       ),
     ]);
+    // Without a domain: prefix, dash and the rest.
+    const noDomain = (prefix: number, rest: number) => ({
+      ...wire,
+      probeAges: { '': { ['a'.repeat(prefix)]: { ['b'.repeat(rest)]: 1 } } },
+    });
+    expect(() => parseHeartbeatDigest(noDomain(126, 126))).not.toThrow();
+    expect(parseIssues(() => parseHeartbeatDigest(noDomain(126, 127)))).toEqual([
+      expect.stringMatching(
+        /^detail\.probeAges\[""\]\.a+\.b+: expected a node name of at most 253 characters$/,
+      ),
+    ]);
   });
 
   it('refuses to encode a probe later than observedAt (ages are never negative)', () => {
