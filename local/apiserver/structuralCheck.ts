@@ -62,7 +62,12 @@ function compile(schema: z.ZodType): Check {
     case 'array': {
       if (!plain) return notSure;
       const element = compile(def.element as z.ZodType);
-      return (v) => Array.isArray(v) && v.every((e) => element(e));
+      return (v) => {
+        if (!Array.isArray(v)) return false;
+        // A loop rather than every(): stored lists are frozen, where V8's every() is several times slower.
+        for (const e of v as unknown[]) if (!element(e)) return false;
+        return true;
+      };
     }
     case 'record': {
       // Keys of any string only: a key schema with checks is left to zod.
