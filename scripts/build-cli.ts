@@ -78,6 +78,21 @@ const noLazyPackages: Plugin = {
   },
 };
 
+/**
+ * The SDK clients' `@aws-sdk/credential-provider-node` becomes cli/lazyCredentials.ts, which loads the
+ * chain on first use: a command that signs with fixed credentials (`nlc status` next to a local stack)
+ * never loads it. Only the packages' imports are redirected; cli/credentialChain.ts gets the real one.
+ */
+const lazyCredentialChain: Plugin = {
+  name: 'lazy-credential-chain',
+  setup(pluginBuild) {
+    pluginBuild.onResolve({ filter: /^@aws-sdk\/credential-provider-node$/ }, (args) => {
+      if (!args.importer.includes(join('node_modules', ''))) return undefined;
+      return { path: join(root, 'cli', 'lazyCredentials.ts') };
+    });
+  },
+};
+
 /** What is wrong with the current build: undefined when it is fresh. */
 export function staleness(): string | undefined {
   let record: z.output<typeof BuildRecordSchema>;
@@ -135,7 +150,7 @@ export async function buildCli(): Promise<{ ms: number; bytes: number; files: nu
     sourcesContent: false,
     metafile: true,
     logLevel: 'warning',
-    plugins: [sourceLocation, noLazyPackages],
+    plugins: [sourceLocation, noLazyPackages, lazyCredentialChain],
   }).catch(async (error: unknown) => {
     await rm(staging, { recursive: true, force: true });
     throw error;

@@ -28,8 +28,15 @@ interface Exit {
 }
 
 /** Runs a command in the project directory, without the host's NLC_ variables. */
-function exec(file: string, args: readonly string[]): Promise<Exit> {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('NLC_')));
+function exec(
+  file: string,
+  args: readonly string[],
+  extraEnv: Readonly<Record<string, string>> = {},
+): Promise<Exit> {
+  const env = {
+    ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('NLC_'))),
+    ...extraEnv,
+  };
   return new Promise((resolve) => {
     execFile(file, [...args], { cwd: root, env, timeout: 60_000 }, (error, stdout, stderr) => {
       const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
@@ -144,6 +151,29 @@ describe('nlc', () => {
     const limit = Number(/heap limit (\d+) MiB/.exec(run.stderr)?.[1]);
     expect(limit).toBeGreaterThanOrEqual(512 + 3 * 64);
     expect(limit).toBeLessThan(800);
+  });
+
+  it('loads the AWS credential chain when a request needs it, and says when it finds nothing', async () => {
+    // An AWS profile named: the bundled CLI signs through the SDK's default chain (cli/lazyCredentials.ts
+    // loads it on the first request), which finds no such profile in an empty home.
+    const home = await mkdtemp(join(tmpdir(), 'nlc-home-'));
+    try {
+      const run = await exec(
+        process.execPath,
+        ['cli/bin.mjs', 'status', '--endpoint', 'http://127.0.0.1:9'],
+        {
+          HOME: home,
+          AWS_PROFILE: 'nlc-test-no-such-profile',
+          AWS_ACCESS_KEY_ID: '',
+          AWS_SECRET_ACCESS_KEY: '',
+          AWS_EC2_METADATA_DISABLED: 'true',
+        },
+      );
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain('no AWS credentials found');
+    } finally {
+      await rm(home, { recursive: true, force: true });
+    }
   });
 
   it('help COMMAND and --version exit 0', async () => {

@@ -86,6 +86,15 @@ describe('the built CLI', () => {
   it('loads the DynamoDB client only when `nlc status` reads the tables', () => {
     expect(heavy(loadedBy(chunkImporting('cli/storeClient.ts')))).toContain('@aws-sdk/client-dynamodb');
   });
+
+  it('loads the AWS credential chain only when a client needs credentials (cli/lazyCredentials.ts)', () => {
+    const withClient = loadedBy(chunkImporting('cli/storeClient.ts'));
+    expect(withClient.has('cli/lazyCredentials.ts')).toBe(true);
+    expect(heavy(withClient)).not.toContain('@aws-sdk/credential-provider-node');
+    expect(heavy(loadedBy(chunkImporting('cli/credentialChain.ts')))).toContain(
+      '@aws-sdk/credential-provider-node',
+    );
+  });
 });
 
 describe('relaunchArgs (nlc simulate runs again with a heap sized for the scenario)', () => {
