@@ -6,7 +6,6 @@
 // Colour is a tiny SGR helper rather than node:util styleText: styleText checks process.stdout
 // itself on Node 22 but not on Node 20, and the CLI writes to the stream it was given (tests pass
 // their own), so the decision must be ours and the same on every Node version.
-import { stringify as toYaml } from 'yaml';
 import { z } from 'zod';
 import { formatDuration } from '../shared/duration.js';
 import type { EpochMillis } from '../shared/domain/types.js';
@@ -156,18 +155,25 @@ export function renderTable<R>(
 // Structured output and values
 
 /** JSON (2-space indent) or YAML of plain data. */
-export function renderStructured(data: unknown, format: 'json' | 'yaml'): string {
-  return format === 'json' ? `${JSON.stringify(data, null, 2)}\n` : toYaml(data, { lineWidth: 0 });
+export async function renderStructured(data: unknown, format: 'json' | 'yaml'): Promise<string> {
+  if (format === 'json') return `${JSON.stringify(data, null, 2)}\n`;
+  const { stringify } = await import('./yaml.js');
+  return stringify(data, { lineWidth: 0 });
 }
 
 /**
  * Writes the command's data: the structured form for `-o json|yaml`, else the human text.
  *
  * @example
- * writeOutput(io, options.output, data, () => renderStatus(data, options.output === 'wide', paint));
+ * await writeOutput(io, options.output, data, () => renderStatus(data, options.output === 'wide', paint));
  */
-export function writeOutput(io: CliIo, format: OutputFormat, data: unknown, human: () => string): void {
-  io.stdout.write(format === 'json' || format === 'yaml' ? renderStructured(data, format) : human());
+export async function writeOutput(
+  io: CliIo,
+  format: OutputFormat,
+  data: unknown,
+  human: () => string,
+): Promise<void> {
+  io.stdout.write(format === 'json' || format === 'yaml' ? await renderStructured(data, format) : human());
 }
 
 /** An instant as ISO 8601 UTC (whole milliseconds), or null. */

@@ -13,7 +13,6 @@ import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { parseDocument } from 'yaml';
 import { z } from 'zod';
 import { tableNamesWithPrefix, type TableNames } from '../shared/adapters/dynamodb/tables.js';
 import { ConfigError, NlcError } from '../shared/errors.js';
@@ -134,6 +133,7 @@ const TablesTemplateSchema = z.object({
  * @example await stageTableNames('prod') // { nodes: 'nlc-prod-nodes', zones: 'nlc-prod-zones', … }
  */
 export async function stageTableNames(stage: string | undefined): Promise<TableNames> {
+  const { parseDocument } = await import('./yaml.js');
   const doc = parseDocument(await readFile(SERVERLESS_YML, 'utf8'), { logLevel: 'silent' });
   const provider: unknown = doc.getIn(['provider', 'stage']);
   const template = TablesTemplateSchema.parse({

@@ -117,13 +117,13 @@ export function renderConfig(report: ConfigReport, wide: boolean, paint: Paint):
  * @example
  * await runConfig({ output: 'json', overrides: { nodeMonitorGracePeriod: '40s' } }, io); // 0
  */
-export function runConfig(options: ConfigOptions, io: CliIo): Promise<number> {
+export async function runConfig(options: ConfigOptions, io: CliIo): Promise<number> {
   const report = buildConfig(io.env, options.overrides);
-  writeOutput(io, options.output, report, () =>
+  await writeOutput(io, options.output, report, () =>
     renderConfig(report, options.output === 'wide', stdoutPaint(io)),
   );
   for (const warning of report.warnings) io.stderr.write(`warning: ${warning}\n`);
-  return Promise.resolve(0);
+  return 0;
 }
 
 // ---------------------------------------------------------------------------------------------------

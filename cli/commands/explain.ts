@@ -255,7 +255,7 @@ export async function runExplain(options: ExplainOptions, io: CliIo): Promise<nu
     throw new NodeNotFoundError(options.node, target.cluster, closeNames(options.node, known));
   });
   const report = buildExplain(target.cluster, options.node, trail);
-  writeOutput(io, options.output, report, () =>
+  await writeOutput(io, options.output, report, () =>
     renderExplain(report, options.output === 'wide', stdoutPaint(io)),
   );
   return 0;

@@ -213,7 +213,7 @@ export async function runQueue(options: QueueOptions, io: CliIo): Promise<number
     ]),
   );
   const report = buildQueue(queues, evictions, meta, options.at ?? io.clock.now());
-  writeOutput(io, options.output, report, () =>
+  await writeOutput(io, options.output, report, () =>
     renderQueue(report, options.output === 'wide', stdoutPaint(io)),
   );
   return 0;

@@ -348,7 +348,7 @@ export async function runStatus(options: StatusOptions, io: CliIo): Promise<numb
   const target = await resolveTarget(options, io.env);
   const loaded = await withStores(target, io.env, (stores) => stores.controllerState.load(target.cluster));
   const report = buildStatus(loaded, io.clock.now());
-  writeOutput(io, options.output, report, () =>
+  await writeOutput(io, options.output, report, () =>
     renderStatus(report, options.output === 'wide', stdoutPaint(io)),
   );
   return 0;

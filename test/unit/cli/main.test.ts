@@ -87,6 +87,29 @@ describe('the built CLI', () => {
     expect(heavy(loadedBy(chunkImporting('cli/storeClient.ts')))).toContain('@aws-sdk/client-dynamodb');
   });
 
+  it('reads YAML only for `-o yaml` and serverless.yml (cli/yaml.ts), never at the start of `nlc status`', () => {
+    const status = loadedBy(chunkImporting('cli/storeClient.ts'));
+    const yaml = (inputs: Set<string>): string[] =>
+      [...inputs].filter((i) => i.includes('node_modules/yaml/'));
+    expect(yaml(status)).toEqual([]);
+    expect(yaml(loadedBy(chunkImporting('cli/commands/config.ts')))).toEqual([]);
+    expect(yaml(loadedBy(chunkImporting('cli/yaml.ts')))).not.toEqual([]);
+  });
+
+  it("bundles zod without its 50 languages' messages, and the DynamoDB client without unused commands", () => {
+    const all = new Set(Object.values(outputs).flatMap((o) => Object.keys(o.inputs)));
+    const zod = [...all].filter((i) => i.includes('node_modules/zod/'));
+    expect(zod.some((i) => i.endsWith('/v4/classic/schemas.js'))).toBe(true);
+    expect(zod.filter((i) => i.includes('/locales/'))).toEqual([
+      expect.stringMatching(/node_modules\/zod\/v4\/locales\/en\.js$/),
+    ]);
+    // The ES module build (one module per command) rather than the whole CommonJS one.
+    const dynamodb = [...all].filter((i) => i.includes('node_modules/@aws-sdk/client-dynamodb/'));
+    expect(dynamodb.some((i) => i.includes('/dist-cjs/'))).toBe(false);
+    expect(dynamodb.some((i) => i.endsWith('/commands/QueryCommand.js'))).toBe(true);
+    expect(dynamodb.some((i) => i.endsWith('/commands/RestoreTableToPointInTimeCommand.js'))).toBe(false);
+  });
+
   it('loads the AWS credential chain only when a client needs credentials (cli/lazyCredentials.ts)', () => {
     const withClient = loadedBy(chunkImporting('cli/storeClient.ts'));
     expect(withClient.has('cli/lazyCredentials.ts')).toBe(true);

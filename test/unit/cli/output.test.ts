@@ -73,10 +73,10 @@ describe('colourEnabled', () => {
 });
 
 describe('renderStructured and span', () => {
-  it('writes JSON and YAML of the same data', () => {
+  it('writes JSON and YAML of the same data', async () => {
     const data = { zones: [{ zone: 'r:z', qps: 0.1 }], at: null };
-    expect(JSON.parse(renderStructured(data, 'json'))).toEqual(data);
-    expect(parseYaml(renderStructured(data, 'yaml'))).toEqual(data);
+    expect(JSON.parse(await renderStructured(data, 'json'))).toEqual(data);
+    expect(parseYaml(await renderStructured(data, 'yaml'))).toEqual(data);
   });
 
   it.each([
