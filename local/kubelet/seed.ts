@@ -19,7 +19,8 @@ const defs: Readonly<Record<SeedKind, ResourceDef>> = { nodes, pods };
 /**
  * Creates `body` as the API would, lets `finish` set the state the object reached in its past (in
  * place, timestamps in canonical form), and commits it without admission. Throws the API's errors
- * (AlreadyExists, Invalid) as a create would.
+ * (AlreadyExists, Invalid) as a create would. Returns the object as a create answers it (the
+ * registry's present: stored fields shared and frozen, not a deep copy).
  */
 export function writeExistingObject<T>(
   store: ApiStore,
@@ -42,5 +43,5 @@ export function writeExistingObject<T>(
     storageKey(def.namespaced ? namespace : '', name),
     built,
   );
-  return structuredClone(stored) as unknown as Wire<T>;
+  return store.registry.present(def, stored) as unknown as Wire<T>;
 }
