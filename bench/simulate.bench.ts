@@ -2,6 +2,7 @@
 // run in a process of its own; reports its wall time and its peak memory (RSS). The budget (docs/simulate.md "Performance") is 30 s and 1 GB;
 // figures are reported, never asserted: the machines are shared. NODES=500 npm run bench for a quick run.
 import { execFileSync } from 'node:child_process';
+import { cpus } from 'node:os';
 import { bench, describe } from 'vitest';
 import { simulationNodeOptions } from '../local/simulate/heapLimit.js';
 
@@ -30,7 +31,11 @@ describe('nlc simulate: 5,000 nodes × 15 minutes', () => {
         'bench/simulateRun.ts',
       ]).trim();
       const wallMs = performance.now() - started;
-      console.log(`simulate: ${figures} (process wall ${(wallMs / 1000).toFixed(1)} s, start-up included)`);
+      // The machine with the figures: they differ by half from one shared machine to another.
+      const machine = `${cpus()[0]?.model ?? 'unknown CPU'} × ${String(cpus().length)}, Node ${process.version}`;
+      console.log(
+        `simulate: ${figures} (process wall ${(wallMs / 1000).toFixed(1)} s, start-up included; ${machine})`,
+      );
     },
     { iterations: 1, warmupIterations: 0, time: 0, warmupTime: 0 },
   );
