@@ -10,6 +10,7 @@
 // (bench/cliStart.bench.ts measures it). Packages the CLI only spawns or require()s at run time (osls,
 // dynalite) stay where they are.
 import { readFileSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -93,25 +94,8 @@ const lazyCredentialChain: Plugin = {
   },
 };
 
-/**
- * zod's `z.locales` (error messages in 50 languages, 297 KB: half of zod in the bundle) becomes an empty
- * namespace. esbuild keeps every module behind `export * as locales` even when nothing reads it, and
- * each `nlc` start would parse them. English, the language zod configures itself with, comes from its
- * own module and stays; nothing in the CLI reads `z.locales`.
- */
-const noZodLocales: Plugin = {
-  name: 'no-zod-locales',
-  setup(pluginBuild) {
-    pluginBuild.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) => {
-      if (!args.importer.includes(join('node_modules', 'zod', ''))) return undefined;
-      return { path: 'zod-locales', namespace: 'no-zod-locales' };
-    });
-    pluginBuild.onLoad({ filter: /.*/, namespace: 'no-zod-locales' }, () => ({
-      contents: 'export {};',
-      loader: 'js',
-    }));
-  },
-};
+/** The plugins every bundle of the project shares (the functions' too): infra/serverless/esbuild-plugins.cjs. */
+const bundlePlugins = createRequire(import.meta.url)('../infra/serverless/esbuild-plugins.cjs') as Plugin[];
 
 /** What is wrong with the current build: undefined when it is fresh. */
 export function staleness(): string | undefined {
@@ -173,7 +157,7 @@ export async function buildCli(): Promise<{ ms: number; bytes: number; files: nu
     sourcesContent: false,
     metafile: true,
     logLevel: 'warning',
-    plugins: [sourceLocation, noLazyPackages, lazyCredentialChain, noZodLocales],
+    plugins: [sourceLocation, noLazyPackages, lazyCredentialChain, ...bundlePlugins],
   }).catch(async (error: unknown) => {
     await rm(staging, { recursive: true, force: true });
     throw error;
@@ -184,7 +168,12 @@ export async function buildCli(): Promise<{ ms: number; bytes: number; files: nu
     .sort();
   const record: z.input<typeof BuildRecordSchema> = {
     builtAt,
-    inputs: [...inputs, 'package-lock.json', relative(root, fileURLToPath(import.meta.url))],
+    inputs: [
+      ...inputs,
+      'package-lock.json',
+      relative(root, fileURLToPath(import.meta.url)),
+      'infra/serverless/esbuild-plugins.cjs',
+    ],
   };
   await writeFile(join(staging, 'build.json'), `${JSON.stringify(record, null, 1)}\n`);
   // What each output holds and loads (test/unit/cli/main.test.ts checks what `nlc config` loads).
