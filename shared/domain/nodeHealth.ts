@@ -69,7 +69,7 @@ interface NodeHealthDraft {
   readonly probeTimestamp: EpochMillis;
   readonly readyTransitionTimestamp: EpochMillis;
   readonly status: typeof NODE_STATUS | readonly NodeCondition[];
-  readonly lease: Lease | undefined;
+  readonly lease?: Lease | undefined;
 }
 
 /** The conditions marked Unknown when the node goes silent. NetworkUnavailable is left alone: it is managed at the control-plane level. */
@@ -95,16 +95,9 @@ export function tryUpdateNodeHealth(
   options: TryUpdateNodeHealthOptions = {},
 ): NodeHealthUpdate {
   const heartbeatIsProbe = options.heartbeatIsProbe ?? true;
-  // Upstream works on a deep copy of the map entry; ours is immutable, so we copy by rebuilding.
-  let nodeHealth: NodeHealthDraft | undefined =
-    saved === undefined
-      ? undefined
-      : {
-          probeTimestamp: saved.probeTimestamp,
-          readyTransitionTimestamp: saved.readyTransitionTimestamp,
-          status: saved.status,
-          lease: saved.lease,
-        };
+  // Upstream works on a deep copy of the map entry; ours is immutable, and every change below builds a
+  // new draft, so the saved entry itself is where it starts.
+  let nodeHealth: NodeHealthDraft | undefined = saved;
 
   const currentReadyCondition = getNodeCondition(node.conditions, NodeReady);
   let observedReadyCondition: NodeCondition;
@@ -270,12 +263,11 @@ function unchangedOr(saved: NodeHealthData | undefined, next: NodeHealthData): N
 
 /** The entry to store, `node.Status` resolved to the node's conditions at the end of the pass. */
 function resolve(draft: NodeHealthDraft, conditions: readonly NodeCondition[]): NodeHealthData {
-  return {
-    probeTimestamp: draft.probeTimestamp,
-    readyTransitionTimestamp: draft.readyTransitionTimestamp,
-    status: draft.status === NODE_STATUS ? conditions : draft.status,
-    ...(draft.lease !== undefined && { lease: draft.lease }),
-  };
+  const { probeTimestamp, readyTransitionTimestamp, lease } = draft;
+  const status = draft.status === NODE_STATUS ? conditions : draft.status;
+  return lease === undefined
+    ? { probeTimestamp, readyTransitionTimestamp, status }
+    : { probeTimestamp, readyTransitionTimestamp, status, lease };
 }
 
 /**
