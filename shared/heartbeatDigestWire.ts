@@ -166,9 +166,13 @@ const HeartbeatDigestV1 = z
   })
   .superRefine(({ observedAt, probeAges }, ctx) => {
     // What the levels cannot check on their own: the whole name, and the instant the age points to.
-    for (const [domain, prefixes] of Object.entries(probeAges)) {
-      for (const [prefix, suffixes] of Object.entries(prefixes)) {
-        for (const [suffix, age] of Object.entries(suffixes)) {
+    // Keys rather than entries, here and in decode: a pair per node per digest is garbage to collect.
+    for (const domain of Object.keys(probeAges)) {
+      const prefixes = probeAges[domain] ?? {};
+      for (const prefix of Object.keys(prefixes)) {
+        const suffixes = prefixes[prefix] ?? {};
+        for (const suffix of Object.keys(suffixes)) {
+          const age = suffixes[suffix] ?? 0;
           if (joinedLength(domain, prefix, suffix) > 253) {
             ctx.addIssue({
               code: 'custom',
@@ -214,10 +218,12 @@ export const HeartbeatDigestDetail = z.codec(
   {
     decode: ({ probeAges, observingSince, ...rest }) => {
       const probes = new Map<string, EpochMillis>();
-      for (const [domain, prefixes] of Object.entries(probeAges)) {
-        for (const [prefix, suffixes] of Object.entries(prefixes)) {
-          for (const [suffix, age] of Object.entries(suffixes)) {
-            probes.set(joinNodeName(domain, prefix, suffix), rest.observedAt - age);
+      for (const domain of Object.keys(probeAges)) {
+        const prefixes = probeAges[domain] ?? {};
+        for (const prefix of Object.keys(prefixes)) {
+          const suffixes = prefixes[prefix] ?? {};
+          for (const suffix of Object.keys(suffixes)) {
+            probes.set(joinNodeName(domain, prefix, suffix), rest.observedAt - (suffixes[suffix] ?? 0));
           }
         }
       }

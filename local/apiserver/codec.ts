@@ -98,6 +98,7 @@ function withoutType(obj: JsonObject): JsonObject {
  * request never reads back. Timestamps stay (Go prints a zero metav1.Time as null).
  */
 function dropNulls(obj: JsonObject): void {
+  // Object.keys, not for-in: keys are deleted on the way.
   for (const key of Object.keys(obj)) {
     const value = obj[key];
     if (value === null) {

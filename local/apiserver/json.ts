@@ -30,7 +30,8 @@ function copyJson(value: Json): Json {
   const proto: unknown = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) return structuredClone(value);
   const out: JsonObject = {};
-  for (const key of Object.keys(value)) setKey(out, key, copyJson(value[key] as Json));
+  // for-in rather than Object.keys: no key array per object (a plain object inherits no enumerable key).
+  for (const key in value) setKey(out, key, copyJson(value[key] as Json));
   return out;
 }
 

@@ -253,14 +253,15 @@ export function valueSize(value: Value): number {
       return 1;
     case 'L':
       return 3 + (value.L ?? []).reduce((sum, v) => sum + 1 + valueSize(v), 0);
-    case 'M':
-      return (
-        3 +
-        Object.entries(value.M ?? {}).reduce(
-          (sum, [k, v]) => sum + 1 + Buffer.byteLength(k) + valueSize(v),
-          0,
-        )
-      );
+    case 'M': {
+      const map = value.M ?? {};
+      let size = 3;
+      for (const k of Object.keys(map)) {
+        const v = map[k];
+        if (v !== undefined) size += 1 + Buffer.byteLength(k) + valueSize(v);
+      }
+      return size;
+    }
     case 'SS':
       return (value.SS ?? []).reduce((sum, s) => sum + Buffer.byteLength(s), 0);
     case 'NS':
@@ -277,7 +278,10 @@ export function itemSize(item: Item): number {
   const known = sizes.get(item);
   if (known !== undefined) return known;
   let size = 0;
-  for (const [name, value] of Object.entries(item)) size += Buffer.byteLength(name) + valueSize(value);
+  for (const name of Object.keys(item)) {
+    const value = item[name];
+    if (value !== undefined) size += Buffer.byteLength(name) + valueSize(value);
+  }
   sizes.set(item, size);
   return size;
 }
