@@ -101,37 +101,66 @@ export function* processTaintBaseEviction(
   observedReadyCondition: NodeCondition,
   now: EpochMillis,
 ): Pass<void> {
+  if (processTaintBaseEvictionWithoutWrites(state, node, observedReadyCondition, now)) return;
   switch (observedReadyCondition.status) {
     case 'False':
       // A NotReady node tainted unreachable gets the not-ready taint at once: not rate limited.
-      if (taintExists(node.taints, UnreachableTaintTemplate)) {
-        yield* swapNodeControllerTaint(
-          node,
-          [NotReadyTaintTemplate],
-          [UnreachableTaintTemplate],
-          now,
-          'processTaintBaseEviction: Ready=False on a node tainted unreachable',
-        );
-      } else {
-        markNodeForTainting(state, node, 'False', now);
-      }
+      yield* swapNodeControllerTaint(
+        node,
+        [NotReadyTaintTemplate],
+        [UnreachableTaintTemplate],
+        now,
+        'processTaintBaseEviction: Ready=False on a node tainted unreachable',
+      );
       return;
     case 'Unknown':
-      if (taintExists(node.taints, NotReadyTaintTemplate)) {
-        yield* swapNodeControllerTaint(
-          node,
-          [UnreachableTaintTemplate],
-          [NotReadyTaintTemplate],
-          now,
-          'processTaintBaseEviction: Ready=Unknown on a node tainted not-ready',
-        );
-      } else {
-        markNodeForTainting(state, node, 'Unknown', now);
-      }
+      yield* swapNodeControllerTaint(
+        node,
+        [UnreachableTaintTemplate],
+        [NotReadyTaintTemplate],
+        now,
+        'processTaintBaseEviction: Ready=Unknown on a node tainted not-ready',
+      );
       return;
     case 'True':
       yield* markNodeAsReachable(state, node, 'processTaintBaseEviction: Ready=True');
       return;
+  }
+}
+
+/**
+ * processTaintBaseEviction's cases that write nothing to the cluster, done in place: queue a node for
+ * tainting, or forget a Ready one without taints of ours in its zone's queue. True when done; false,
+ * with nothing changed, when the node needs a taint write (processTaintBaseEviction does it). Most nodes
+ * on most passes are done here, without a generator each: those were a sixth of what a large
+ * simulation allocated.
+ */
+export function processTaintBaseEvictionWithoutWrites(
+  state: WorkingState,
+  node: Node,
+  observedReadyCondition: NodeCondition,
+  now: EpochMillis,
+): boolean {
+  switch (observedReadyCondition.status) {
+    case 'False':
+      if (taintExists(node.taints, UnreachableTaintTemplate)) return false;
+      markNodeForTainting(state, node, 'False', now);
+      return true;
+    case 'Unknown':
+      if (taintExists(node.taints, NotReadyTaintTemplate)) return false;
+      markNodeForTainting(state, node, 'Unknown', now);
+      return true;
+    case 'True':
+      // markNodeAsReachable without a taint to remove: no API call, the queue entry goes.
+      if (
+        taintExists(node.taints, UnreachableTaintTemplate) ||
+        taintExists(node.taints, NotReadyTaintTemplate)
+      )
+        return false;
+      workingZoneQueue(state, getZoneKey(node.labels)).remove(node.name);
+      return true;
+    default:
+      return true;
   }
 }
 
