@@ -2,13 +2,20 @@
 // call (retry after a fresh GET, queue entries kept when a taint write fails) and the per-item
 // decision of doNoExecuteTaintingPass.
 import { describe, expect, it } from 'vitest';
-import { emptyControllerState, workingCopy, zoneQueue } from '../../../shared/domain/controllerState.js';
+import {
+  addPodEvictorForNewZone,
+  emptyControllerState,
+  workingCopy,
+  zoneQueue,
+} from '../../../shared/domain/controllerState.js';
 import { drive, driveAsync, type Effect } from '../../../shared/domain/effects.js';
 import { monitorNodeHealth, NodeHealthUpdateRetry } from '../../../shared/domain/monitorNodeHealth.js';
 import {
   decideNoExecuteTaint,
   doNoExecuteTaintingPass,
   processNoExecuteTaintItem,
+  processTaintBaseEviction,
+  processTaintBaseEvictionWithoutWrites,
 } from '../../../shared/domain/taintBasedEviction.js';
 import { NotReadyTaintTemplate, UnreachableTaintTemplate } from '../../../shared/domain/taints.js';
 import { createZoneID } from '../../../shared/domain/zones.js';
@@ -178,6 +185,65 @@ describe('markNodeForTainting: a waiting node keeps its place (deviation)', () =
     const before = h.state.zoneQueues.get(z1id);
     h.monitor(fakeNow + 5_000);
     expect(h.state.zoneQueues.get(z1id)?.queue).toBe(before?.queue);
+  });
+});
+
+describe('processTaintBaseEviction: the cases without a taint write, done without the generator', () => {
+  const unreachable = { ...UnreachableTaintTemplate, timeAdded: y2015 };
+  const notReady = { ...NotReadyTaintTemplate, timeAdded: y2015 };
+  it.each([
+    { observed: 'Unknown', taints: [], queued: true, swap: undefined },
+    { observed: 'False', taints: [], queued: true, swap: undefined },
+    { observed: 'True', taints: [], queued: false, swap: undefined },
+    { observed: 'Unknown', taints: [notReady], queued: false, swap: 'add unreachable, remove not-ready' },
+    { observed: 'False', taints: [unreachable], queued: false, swap: 'add not-ready, remove unreachable' },
+    { observed: 'True', taints: [unreachable], queued: false, swap: 'remove unreachable' },
+  ] as const)('Ready=$observed with $taints.length taint(s): $swap', ({ observed, taints, queued, swap }) => {
+    const node = newNode('node0', {
+      created,
+      labels: z1,
+      taints,
+      conditions: [ready(observed, y2015, y2015)],
+    });
+    const condition = ready(observed, y2015, y2015);
+    const fresh = () => {
+      const s = workingCopy(emptyControllerState());
+      addPodEvictorForNewZone(s, node, fakeNow, testConfig);
+      // Queued on an earlier pass: a Ready=True pass forgets it.
+      if (observed === 'True')
+        processTaintBaseEvictionWithoutWrites(
+          s,
+          { ...node, taints: [] },
+          ready('Unknown', y2015, y2015),
+          y2015,
+        );
+      return s;
+    };
+    const before = zoneQueue(fresh(), z1id).set;
+
+    // Without writes: done in place, or nothing changed when a taint write is needed.
+    const s = fresh();
+    const done = processTaintBaseEvictionWithoutWrites(s, node, condition, fakeNow);
+    expect(done).toBe(swap === undefined);
+    expect(zoneQueue(s, z1id).set).toEqual(done ? (queued ? ['node0'] : []) : before);
+
+    // The generator does the same, plus the taint write.
+    const g = fresh();
+    const effects: Effect[] = [];
+    drive(processTaintBaseEviction(g, node, condition, fakeNow), (effect) => {
+      effects.push(effect);
+      return { ok: true };
+    });
+    const described = effects.map((e) =>
+      e.kind === 'swapNodeTaints'
+        ? [
+            ...e.toAdd.map((t) => `add ${t.key.split('/')[1] ?? ''}`),
+            ...e.toRemove.map((t) => `remove ${t.key.split('/')[1] ?? ''}`),
+          ].join(', ')
+        : e.kind,
+    );
+    expect(described).toEqual(swap === undefined ? [] : [swap]);
+    if (swap === undefined) expect(zoneQueue(g, z1id)).toEqual(zoneQueue(s, z1id));
   });
 });
 
