@@ -11,6 +11,7 @@
 // the size of a 5,000-node digest compared with grouping by domain only (docs/events.md, "Size").
 import { z } from 'zod';
 import type { EpochMillis } from './domain/types.js';
+import { memoized } from './memo.js';
 import {
   ClusterName,
   EpochMillisSchema,
@@ -40,7 +41,19 @@ const NodeSuffix = z.string().refine(isNodeSuffix, {
 });
 
 /** A node name as the digest's (domain, prefix, suffix) levels. */
-function splitNodeName(name: string): { domain: string; prefix: string; suffix: string } {
+interface NodeNameLevels {
+  readonly domain: string;
+  readonly prefix: string;
+  readonly suffix: string;
+}
+
+/**
+ * A relay encodes every node's name in every digest (every 5 s): the same names, split once each (a
+ * bounded memo, emptied past 65,536 names).
+ */
+const splitNodeName = memoized(splitNodeNameOnce, 65_536);
+
+function splitNodeNameOnce(name: string): NodeNameLevels {
   const dot = name.indexOf('.');
   const host = dot < 0 ? name : name.slice(0, dot);
   const dash = host.lastIndexOf('-');

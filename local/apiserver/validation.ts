@@ -142,6 +142,8 @@ export function validateTolerations(tolerations: readonly Json[], field: string)
   return errs;
 }
 
+const ownerReferenceFields = ['apiVersion', 'kind', 'name', 'uid'] as const;
+
 /** upstream ValidateObjectMeta (the parts that apply to the kinds served here). */
 export function validateObjectMeta(
   obj: JsonObject,
@@ -176,10 +178,15 @@ export function validateObjectMeta(
   if (typeof generation === 'number' && generation < 0) {
     errs.push(invalid(childPath(field, 'generation'), generation, 'must be greater than or equal to 0'));
   }
-  errs.push(...validateLabels(getStringMap(meta, ['labels']), childPath(field, 'labels')));
-  for (const key of Object.keys(getStringMap(meta, ['annotations']))) {
-    for (const msg of isQualifiedName(key.toLowerCase()))
-      errs.push(invalid(childPath(field, 'annotations'), key, msg));
+  // Every write of every kind comes through here (a Lease renewal every 10 s per node): what is absent
+  // is skipped, and a field path is built only for an error.
+  if (meta.labels !== undefined)
+    errs.push(...validateLabels(getStringMap(meta, ['labels']), childPath(field, 'labels')));
+  if (meta.annotations !== undefined) {
+    for (const key of Object.keys(getStringMap(meta, ['annotations']))) {
+      for (const msg of isQualifiedName(key.toLowerCase()))
+        errs.push(invalid(childPath(field, 'annotations'), key, msg));
+    }
   }
   getArray(meta, ['finalizers']).forEach((finalizer, i) => {
     if (typeof finalizer !== 'string') return;
@@ -187,6 +194,7 @@ export function validateObjectMeta(
       errs.push(invalid(indexPath(childPath(field, 'finalizers'), i), finalizer, msg));
   });
   getArray(meta, ['ownerReferences']).forEach((ref, i) => {
+    if (isObject(ref) && ownerReferenceFields.every((key) => typeof ref[key] === 'string')) return;
     const path = indexPath(childPath(field, 'ownerReferences'), i);
     if (getString(ref, ['apiVersion']) === undefined)
       errs.push(invalid(childPath(path, 'apiVersion'), '', 'version must not be empty'));
