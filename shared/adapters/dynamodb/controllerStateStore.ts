@@ -315,10 +315,15 @@ export class DynamoDbControllerStateStore implements ControllerStateStore {
       fenced = (await this.claimMeta(cluster, loaded.versions.meta, loaded.meta, signal, 'fence')).version;
     }
 
-    const health = new Map(loaded.versions.health);
-    await forEachLimit(healthWrites, ctx.settings.writeConcurrency, async (w) => {
-      health.set(w.name, await this.writeHealth(cluster, w.name, w.row, w.expected, signal));
-    });
+    // Copied only when rows change: it holds a version per node (5,000 entries), most passes none.
+    let health = loaded.versions.health;
+    if (healthWrites.length > 0) {
+      const versions = new Map(health);
+      await forEachLimit(healthWrites, ctx.settings.writeConcurrency, async (w) => {
+        versions.set(w.name, await this.writeHealth(cluster, w.name, w.row, w.expected, signal));
+      });
+      health = versions;
+    }
     const zoneStates = new Map(loaded.versions.zoneStates);
     const zoneGauges = new Map(loaded.zones);
     await forEachLimit(zoneStateWrites, ctx.settings.writeConcurrency, async (w) => {
