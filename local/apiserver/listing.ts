@@ -8,6 +8,8 @@ import { storageKey } from './store.js';
 
 export type ObjectMatcher = (obj: Readonly<JsonObject>) => boolean;
 
+const NamespacePath = ['metadata', 'namespace'] as const;
+
 /** Parses the selectors once (bad ones throw 400) and answers whether an object matches them all. */
 export function objectMatcher(
   def: ResourceDef,
@@ -18,11 +20,11 @@ export function objectMatcher(
   const labels = parseLabelSelector(labelSelector ?? '');
   const fields = parseFieldSelector(fieldSelector ?? '', new Set(Object.keys(def.fieldSelectors)));
   return (obj) => {
-    if (def.namespaced && namespace !== '' && getString(obj, ['metadata', 'namespace']) !== namespace)
-      return false;
-    // Most selections have no label requirement: no need to read the labels then.
+    if (def.namespaced && namespace !== '' && getString(obj, NamespacePath) !== namespace) return false;
+    // Most selections have no label or field requirement: no need to read the labels, nor to make
+    // the field reader, then (every watch event of every watch is matched).
     if (labels.length > 0 && !matchesLabels(labels, getStringMap(obj, ['metadata', 'labels']))) return false;
-    return matchesFields(fields, (field) => def.fieldSelectors[field]?.(obj) ?? '');
+    return fields.length === 0 || matchesFields(fields, (field) => def.fieldSelectors[field]?.(obj) ?? '');
   };
 }
 

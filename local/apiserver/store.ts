@@ -56,7 +56,10 @@ interface Bucket {
 function deepFreeze<T>(value: T): T {
   if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
     Object.freeze(value);
-    for (const inner of Object.values(value)) deepFreeze(inner);
+    // Loops rather than Object.values: every stored object passes here, and a values array each is
+    // garbage (JSON values: arrays and plain objects, which inherit no enumerable key).
+    if (Array.isArray(value)) for (let i = 0; i < value.length; i++) deepFreeze(value[i]);
+    else for (const key in value) deepFreeze(value[key]);
   }
   return value;
 }

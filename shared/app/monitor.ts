@@ -331,7 +331,8 @@ async function passAndCommit(
     ]);
   }
 
-  const leases = new Map<string, Lease>([...digest.probes].map(([name, at]) => [name, { renewTime: at }]));
+  const leases = new Map<string, Lease>();
+  digest.probes.forEach((at, name) => leases.set(name, { renewTime: at }));
   // Nodes the relay knows (the digest names them) that the node cache lacks: their Node Changed is late,
   // or was lost. Read from the API, a node counts in its zone from the first digest that names it (a
   // zone counted without its dead nodes would be tainted at the normal rate); kept with the pass's copies.
