@@ -71,7 +71,7 @@ export function decodeObject(def: ResourceDef, body: Json, failureCode: 400 | 42
     const storageVersion = def.toStorage === undefined ? apiVersionOf(def) : 'v1';
     // The type first, then the fields in their order; metadata (an object) where it was, or last.
     const stored: JsonObject = { apiVersion: storageVersion, kind: def.kind };
-    for (const key of Object.keys(obj)) {
+    for (const key in obj) {
       if (key !== 'apiVersion' && key !== 'kind') setKey(stored, key, obj[key] as Json);
     }
     stored.metadata = isObject(obj.metadata) ? obj.metadata : {};
@@ -98,8 +98,9 @@ function withoutType(obj: JsonObject): JsonObject {
  * request never reads back. Timestamps stay (Go prints a zero metav1.Time as null).
  */
 function dropNulls(obj: JsonObject): void {
-  // Object.keys, not for-in: keys are deleted on the way.
-  for (const key of Object.keys(obj)) {
+  // for-in: no key array per object (every write's every object); deleting the key being visited is
+  // allowed, and a plain object inherits no enumerable key.
+  for (const key in obj) {
     const value = obj[key];
     if (value === null) {
       if (!/Time$|Timestamp$|^timeAdded$/.test(key)) deleteKey(obj, key);
