@@ -24,6 +24,7 @@ import {
   LabelZoneFailureDomain,
   LabelZoneRegion,
 } from './domain/zones.js';
+import { deepFreeze } from './deepFreeze.js';
 import { EventEncodeError, EventParseError } from './errors.js';
 import {
   MaxConditionMessageBytes,
@@ -384,14 +385,6 @@ function encodeDigest(digest: HeartbeatDigest): HeartbeatDigestWire {
   const wire = deepFreeze(encodeWith(HeartbeatDigestDetail, digest, HeartbeatDigestDetailType, 'detail'));
   encodedDigests.set(digest, wire);
   return wire;
-}
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null) {
-    for (const inner of Object.values(value)) deepFreeze(inner);
-    Object.freeze(value);
-  }
-  return value;
 }
 
 /**

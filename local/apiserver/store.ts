@@ -9,6 +9,7 @@
 // and never more than `historyMaxEvents`. A watch from a resourceVersion older than the oldest kept
 // event gets "too old resource version" (410 Expired).
 import type { Clock } from '../../shared/ports/clock.js';
+import { deepFreeze } from '../../shared/deepFreeze.js';
 import type { EpochMillis } from '../../shared/domain/types.js';
 import { clone, type JsonObject } from './json.js';
 import { resourceExpired } from './status.js';
@@ -51,17 +52,6 @@ interface Bucket {
   /** Events at or below this resourceVersion may be missing from history. */
   compactedRevision: number;
   readonly listeners: Set<StoreListener>;
-}
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    // Loops rather than Object.values: every stored object passes here, and a values array each is
-    // garbage (JSON values: arrays and plain objects, which inherit no enumerable key).
-    if (Array.isArray(value)) for (let i = 0; i < value.length; i++) deepFreeze(value[i]);
-    else for (const key in value) deepFreeze(value[key]);
-  }
-  return value;
 }
 
 /** Sorted like etcd keys, so lists come back in a stable order. */

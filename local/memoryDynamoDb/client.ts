@@ -29,6 +29,7 @@ import {
   type TranslateConfig,
 } from '@aws-sdk/lib-dynamodb';
 import { marshall, unmarshall, type marshallOptions, type unmarshallOptions } from '@aws-sdk/util-dynamodb';
+import { deepFreeze } from '../../shared/deepFreeze.js';
 import { MemoryDynamoDb, MemoryDynamoDbError, validated } from './engine.js';
 
 type Operation = (db: MemoryDynamoDb, input: never) => object;
@@ -167,15 +168,6 @@ function sdkError(error: MemoryDynamoDbError): Error {
 interface Translate {
   readonly m: (value: Native | undefined) => Wire | undefined;
   readonly u: (value: Wire | undefined) => Native | undefined;
-}
-
-/** Freezes objects and arrays, all the way down; bytes (a Uint8Array cannot be frozen) stay as they are. */
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !ArrayBuffer.isView(value) && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const inner of Object.values(value)) deepFreeze(inner);
-  }
-  return value;
 }
 
 function translator(config: TranslateConfig | undefined): Translate {
