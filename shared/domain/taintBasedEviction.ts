@@ -51,9 +51,7 @@ export function* swapNodeControllerTaint(
  * Returns false (and keeps the queue entry) when the taint write fails; the next pass retries.
  */
 export function* markNodeAsReachable(state: WorkingState, node: Node, why: string): Pass<boolean> {
-  const present = [UnreachableTaintTemplate, NotReadyTaintTemplate].filter((t) =>
-    taintExists(node.taints, t),
-  );
+  const present = ControllerNoExecuteTaints.filter((t) => taintExists(node.taints, t));
   if (present.length > 0) {
     const result = yield* perform({
       kind: 'swapNodeTaints',
@@ -64,6 +62,14 @@ export function* markNodeAsReachable(state: WorkingState, node: Node, why: strin
     });
     if (!result.ok) return false;
   }
+  return forgetInZoneQueue(state, node);
+}
+
+/** The NoExecute taints this controller adds and removes. */
+const ControllerNoExecuteTaints = [UnreachableTaintTemplate, NotReadyTaintTemplate] as const;
+
+/** markNodeAsReachable's last step: the node leaves its zone's queue (and its processed-once set). */
+function forgetInZoneQueue(state: WorkingState, node: Node): boolean {
   return workingZoneQueue(state, getZoneKey(node.labels)).remove(node.name);
 }
 
@@ -152,12 +158,8 @@ export function processTaintBaseEvictionWithoutWrites(
       return true;
     case 'True':
       // markNodeAsReachable without a taint to remove: no API call, the queue entry goes.
-      if (
-        taintExists(node.taints, UnreachableTaintTemplate) ||
-        taintExists(node.taints, NotReadyTaintTemplate)
-      )
-        return false;
-      workingZoneQueue(state, getZoneKey(node.labels)).remove(node.name);
+      if (ControllerNoExecuteTaints.some((t) => taintExists(node.taints, t))) return false;
+      forgetInZoneQueue(state, node);
       return true;
     default:
       return true;
