@@ -94,6 +94,40 @@ function podKeyOf(pod: Wire<V1Pod>): string {
   return `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`;
 }
 
+/** A kubelet loop: what runs every `period`. */
+interface Loop {
+  readonly period: Millis;
+  readonly run: () => void;
+}
+
+/**
+ * The loops as timers: neighbours of the same period (by default all three: 10 s) share one timer that
+ * runs them in order. They start at the same instant, so one after the other is what one timer each
+ * did at every shared instant, with a third of the timers for the scheduler to order (15,000 of them
+ * at 5,000 nodes). Only neighbours: at an instant all loops share, each still runs in its place.
+ *
+ * @example
+ * periodicLoops([{ period: 10_000, run: a }, { period: 10_000, run: b }, { period: 40_000, run: c }]);
+ * // [{ period: 10_000, run: a then b }, { period: 40_000, run: c }]
+ */
+export function periodicLoops(loops: readonly Loop[]): Loop[] {
+  const groups: Array<{ period: Millis; runs: Array<() => void> }> = [];
+  for (const { period, run } of loops) {
+    const last = groups.at(-1);
+    if (last?.period === period) last.runs.push(run);
+    else groups.push({ period, runs: [run] });
+  }
+  return groups.map(({ period, runs }) => ({
+    period,
+    run:
+      runs.length === 1 && runs[0] !== undefined
+        ? runs[0]
+        : () => {
+            for (const run of runs) run();
+          },
+  }));
+}
+
 /**
  * A kubelet for one node. Create it through KubeletFleet, which feeds it pod and node events.
  *
@@ -264,17 +298,26 @@ export class SimulatedKubelet {
   private startLoops(firstAt: EpochMillis): void {
     const { scheduler, settings } = this.context;
     const renewInterval = settings.nodeLeaseDurationSeconds * 1000 * nodeLeaseRenewIntervalFraction;
-    this.loops = [
-      scheduler.every(settings.nodeStatusUpdateFrequency, firstAt, Priority.Kubelet, () => {
-        this.syncNodeStatus();
-      }),
-      scheduler.every(renewInterval, firstAt, Priority.Kubelet, () => {
-        this.renewLease();
-      }),
-      scheduler.every(settings.podStatusSyncPeriod, firstAt, Priority.Kubelet, () => {
-        this.syncPods();
-      }),
-    ];
+    this.loops = periodicLoops([
+      {
+        period: settings.nodeStatusUpdateFrequency,
+        run: () => {
+          this.syncNodeStatus();
+        },
+      },
+      {
+        period: renewInterval,
+        run: () => {
+          this.renewLease();
+        },
+      },
+      {
+        period: settings.podStatusSyncPeriod,
+        run: () => {
+          this.syncPods();
+        },
+      },
+    ]).map(({ period, run }) => scheduler.every(period, firstAt, Priority.Kubelet, run));
   }
 
   private stopWork(): void {
