@@ -8,8 +8,15 @@ import { decodeStructure } from './schemas.js';
 import { ApiStatusError, badRequest, invalid } from './status.js';
 import { normalizeTimestamps } from './timestamps.js';
 
+const decodeContexts = new WeakMap<ResourceDef, string>();
+
 function decodeContext(def: ResourceDef): string {
-  return `${def.kind} in version ${JSON.stringify(def.version)} cannot be handled as a ${def.kind}`;
+  let context = decodeContexts.get(def);
+  if (context === undefined) {
+    context = `${def.kind} in version ${JSON.stringify(def.version)} cannot be handled as a ${def.kind}`;
+    decodeContexts.set(def, context);
+  }
+  return context;
 }
 
 /**
@@ -39,11 +46,50 @@ export function presentObject(def: ResourceDef, stored: Readonly<JsonObject>, wi
 }
 
 /**
+ * The body's top-level fields that are the stored object's own values: what an in-process client sends
+ * back when it changes one field of what it read (a kubelet renewing its Lease changes spec and keeps
+ * the rest, metadata included). The stored object was decoded for this resource and is deep-frozen
+ * (store.ts), so decoding one of its values again gives the same value: it is kept, not checked, copied
+ * and walked again. Only for resources whose decoding is a check and a copy (no storage version, no
+ * defaults), where the value decoded is the value given.
+ */
+function storedFields(
+  def: ResourceDef,
+  body: JsonObject,
+  stored: Readonly<JsonObject>,
+): Set<string> | undefined {
+  if (def.toStorage !== undefined || def.fromStorage !== undefined || def.defaults !== undefined)
+    return undefined;
+  let same: Set<string> | undefined;
+  for (const key in body) {
+    const value = body[key];
+    if (typeof value === 'object' && value !== null && value === stored[key] && Object.isFrozen(value)) {
+      (same ??= new Set()).add(key);
+    }
+  }
+  return same;
+}
+
+/** `body` without `keys` (its own copy of the top level). */
+function without(body: JsonObject, keys: ReadonlySet<string>): JsonObject {
+  const rest: JsonObject = {};
+  for (const key in body) if (!keys.has(key)) setKey(rest, key, body[key] as Json);
+  return rest;
+}
+
+/**
  * Decoding as the server does it: the body must be an object of this kind; field types are checked,
  * timestamps canonicalised, defaults applied, and the object converted to its storage version.
  * `failureCode` 422 is for patch results (upstream reports those against the field "patch").
+ * `stored`, for an update, is the object the update replaces: body fields that are its own values are
+ * taken as they are stored (storedFields); metadata as a copy of its top level, which the update sets.
  */
-export function decodeObject(def: ResourceDef, body: Json, failureCode: 400 | 422): JsonObject {
+export function decodeObject(
+  def: ResourceDef,
+  body: Json,
+  failureCode: 400 | 422,
+  stored?: Readonly<JsonObject>,
+): JsonObject {
   const context = decodeContext(def);
   try {
     if (!isObject(body))
@@ -62,20 +108,23 @@ export function decodeObject(def: ResourceDef, body: Json, failureCode: 400 | 42
         `the API version in the data (${apiVersion}) does not match the expected API version (${apiVersionOf(def)})`,
       );
     }
-    decodeStructure(def.schema, body, context);
-    let obj = clone(body);
+    const kept = stored === undefined ? undefined : storedFields(def, body, stored);
+    const fresh = kept === undefined ? body : without(body, kept);
+    decodeStructure(def.schema, fresh, context);
+    let obj = clone(fresh);
     normalizeTimestamps(obj, def.timeFields, context);
     if (def.toStorage !== undefined) obj = def.toStorage(obj);
     dropNulls(obj);
     def.defaults?.(obj);
+    if (kept !== undefined && stored !== undefined) obj = withKept(body, obj, kept, stored);
     const storageVersion = def.toStorage === undefined ? apiVersionOf(def) : 'v1';
     // The type first, then the fields in their order; metadata (an object) where it was, or last.
-    const stored: JsonObject = { apiVersion: storageVersion, kind: def.kind };
+    const decoded: JsonObject = { apiVersion: storageVersion, kind: def.kind };
     for (const key in obj) {
-      if (key !== 'apiVersion' && key !== 'kind') setKey(stored, key, obj[key] as Json);
+      if (key !== 'apiVersion' && key !== 'kind') setKey(decoded, key, obj[key] as Json);
     }
-    stored.metadata = isObject(obj.metadata) ? obj.metadata : {};
-    return stored;
+    decoded.metadata = isObject(obj.metadata) ? obj.metadata : {};
+    return decoded;
   } catch (error) {
     if (failureCode === 422 && error instanceof ApiStatusError && error.code === 400) {
       throw invalid({ group: '', kind: '' }, '', [
@@ -84,6 +133,25 @@ export function decodeObject(def: ResourceDef, body: Json, failureCode: 400 | 42
     }
     throw error;
   }
+}
+
+/** The decoded fields and the kept ones, in the body's order; kept metadata as its own top level. */
+function withKept(
+  body: JsonObject,
+  decoded: JsonObject,
+  kept: ReadonlySet<string>,
+  stored: Readonly<JsonObject>,
+): JsonObject {
+  const out: JsonObject = {};
+  for (const key in body) {
+    if (kept.has(key)) {
+      const value = stored[key] as Json;
+      setKey(out, key, key === 'metadata' && isObject(value) ? { ...value } : value);
+    } else if (Object.hasOwn(decoded, key)) {
+      setKey(out, key, decoded[key] as Json);
+    }
+  }
+  return out;
 }
 
 function withoutType(obj: JsonObject): JsonObject {

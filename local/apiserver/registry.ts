@@ -229,11 +229,11 @@ export class Registry {
     options: WriteOptions = {},
   ): JsonObject {
     this.expireEvents();
-    const obj = decodeObject(def, body, 400);
-    const meta = metadataOf(obj);
-    checkName(def, namespace, name, meta);
     const key = this.key(def, namespace, name);
     const current = this.store.get(def.storage, key);
+    const obj = decodeObject(def, body, 400, current);
+    const meta = metadataOf(obj);
+    checkName(def, namespace, name, meta);
     if (current === undefined) {
       if (def.allowCreateOnUpdate && subresource === undefined) {
         if ((getString(meta, ['resourceVersion']) ?? '') !== '') throw notFound(groupResource(def), name);
@@ -271,7 +271,7 @@ export class Registry {
         },
       ]);
     }
-    const obj = decodeObject(def, patched, 422);
+    const obj = decodeObject(def, patched, 422, current);
     const meta = metadataOf(obj);
     checkName(def, namespace, name, meta);
     // A patch that carries (or sets) a resourceVersion makes the write conditional on it.

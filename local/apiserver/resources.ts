@@ -175,14 +175,16 @@ function podQOSClass(spec: JsonObject): string {
   return guaranteed ? 'Guaranteed' : 'Burstable';
 }
 
+// The stored object's value itself, not a copy: it is deep-frozen (store.ts) and goes into the new
+// stored object unchanged (a node's status on every taint patch, its spec on every status post).
 function keepStatus(obj: JsonObject, old: JsonObject): void {
   if (old.status === undefined) delete obj.status;
-  else obj.status = clone(old.status);
+  else obj.status = old.status;
 }
 
 function keepSpec(obj: JsonObject, old: JsonObject): void {
   if (old.spec === undefined) delete obj.spec;
-  else obj.spec = clone(old.spec);
+  else obj.spec = old.spec;
 }
 
 function keepMetadataFields(obj: JsonObject, old: JsonObject, fields: readonly string[]): void {
