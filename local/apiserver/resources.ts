@@ -33,6 +33,7 @@ import {
   validateDaemonSet,
   validateEvent,
   validateLease,
+  validateLeaseSpec,
   validateNamespace,
   validateNode,
   validateNodeUpdate,
@@ -378,10 +379,7 @@ export const leases: ResourceDef = {
   },
   fieldSelectors: selectors({}),
   validate: validateLease,
-  validateUpdate: (obj, old) => [
-    ...validateObjectMetaUpdate(obj, old),
-    ...validateLease(obj).filter((e) => !e.field.startsWith('metadata')),
-  ],
+  validateUpdate: (obj, old) => [...validateObjectMetaUpdate(obj, old), ...validateLeaseSpec(obj)],
 };
 
 export const daemonSets: ResourceDef = {

@@ -396,9 +396,14 @@ export function validateNamespace(ns: JsonObject): FieldError[] {
 
 // --- Lease ----------------------------------------------------------------------------------------
 
-/** upstream ValidateLeaseSpec. */
+/** upstream ValidateLease: the metadata, then the spec. */
 export function validateLease(lease: JsonObject): FieldError[] {
-  const errs = validateObjectMeta(lease, true, 'dns1123Subdomain');
+  return [...validateObjectMeta(lease, true, 'dns1123Subdomain'), ...validateLeaseSpec(lease)];
+}
+
+/** upstream ValidateLeaseSpec (an update checks it after ValidateObjectMetaUpdate, as ValidateLeaseUpdate). */
+export function validateLeaseSpec(lease: JsonObject): FieldError[] {
+  const errs: FieldError[] = [];
   const duration = getIn(lease, ['spec', 'leaseDurationSeconds']);
   if (typeof duration === 'number' && duration <= 0) {
     errs.push(invalid('spec.leaseDurationSeconds', duration, 'must be greater than 0'));
