@@ -105,3 +105,22 @@ describe('an update that sends back what it read', () => {
     expect(run(false)).toEqual(run(true));
   });
 });
+
+describe('a Lease update (ValidateLeaseUpdate)', () => {
+  it('checks the metadata update, then the spec', () => {
+    const store = createApiStore({ clock: new VirtualClock() });
+    const lease = store.leases.create({
+      metadata: { name: 'a-1', namespace: 'kube-node-lease' },
+      spec: { holderIdentity: 'a-1', leaseDurationSeconds: 40 },
+    });
+    expect(() =>
+      store.leases.update({
+        ...lease,
+        metadata: { ...lease.metadata, uid: 'other' },
+        spec: { ...lease.spec, leaseDurationSeconds: 0, leaseTransitions: -1 },
+      }),
+    ).toThrow(
+      'Lease.coordination.k8s.io "a-1" is invalid: [metadata.uid: Invalid value: "other": field is immutable, spec.leaseDurationSeconds: Invalid value: 0: must be greater than 0, spec.leaseTransitions: Invalid value: -1: must be greater than or equal to 0]',
+    );
+  });
+});
