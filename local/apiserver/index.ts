@@ -126,7 +126,7 @@ export interface ApiServerHandle {
     /** How many requests delay rules hold right now. */
     pending(): number;
   };
-  /** Every HTTP request served (the last 10,000), oldest first. */
+  /** Every HTTP request served (the last 10,000 at least, 20,000 at most), oldest first. */
   readonly requests: readonly RequestRecord[];
   close(): Promise<void>;
 }

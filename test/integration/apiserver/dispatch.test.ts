@@ -55,6 +55,18 @@ describe('ApiHttpServer.dispatch', () => {
     });
   });
 
+  it('keeps the newest 10,000 to 20,000 requests in its log, oldest first', async () => {
+    const { server } = setup();
+    const get = (n: number) =>
+      server.dispatch({ method: 'GET', url: `/api/v1/nodes/n-${String(n)}`, headers: auth('admin-token') });
+    for (let n = 0; n < 19_999; n++) await get(n);
+    expect(server.requests).toHaveLength(19_999);
+    await get(19_999);
+    expect(server.requests).toHaveLength(10_000);
+    expect(server.requests[0]).toMatchObject({ name: 'n-10000', code: 404 });
+    expect(server.requests.at(-1)).toMatchObject({ name: 'n-19999', code: 404 });
+  });
+
   it('authenticates and authorizes as over HTTP', async () => {
     const { server } = setup();
     expect((await server.dispatch({ method: 'GET', url: '/api/v1/nodes', headers: {} })).status).toBe(401);
