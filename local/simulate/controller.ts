@@ -39,6 +39,7 @@ import { runNodeTaints } from '../../shared/app/nodeTaints.js';
 import { processPodChange } from '../../shared/app/podProcessing.js';
 import { handleNodeChanged, handlePodChanged } from '../../shared/app/taintEviction.js';
 import type { EpochMillis, Millis, ZoneState } from '../../shared/domain/types.js';
+import { deepFreeze } from '../../shared/deepFreeze.js';
 import { EventParseError } from '../../shared/errors.js';
 import {
   encodeDetail,
@@ -201,9 +202,23 @@ export function createSimulatedController(options: SimulatedControllerOptions): 
   const withClock = { ...common, clock: scheduler };
   const cache: MonitorCache = new Map<string, LoadedState>();
 
+  // One parse per published event, shared by its targets and by every copy chaos delivers: they all get
+  // the same bytes, so each Lambda's own parse gives the same event, or the same error. Frozen, so no
+  // function can change what another reads.
+  const parsedEvents = new WeakMap<Payload, { event: RelayEvent } | { error: unknown }>();
   const relayEvent = (payload: Payload): RelayEvent => {
     if (payload.kind !== 'relay') throw new EventParseError('relay event', ['source: expected "nlc.relay"']);
-    return parseRelayEvent(JSON.parse(payload.json));
+    let parsed = parsedEvents.get(payload);
+    if (parsed === undefined) {
+      try {
+        parsed = { event: deepFreeze(parseRelayEvent(JSON.parse(payload.json))) };
+      } catch (error) {
+        parsed = { error };
+      }
+      parsedEvents.set(payload, parsed);
+    }
+    if ('error' in parsed) throw parsed.error;
+    return parsed.event;
   };
   const handlers: Readonly<Record<string, { priority: number; handle: (p: Payload) => Promise<unknown> }>> = {
     nodeTaints: {
@@ -346,7 +361,8 @@ export function createSimulatedController(options: SimulatedControllerOptions): 
           return;
         }
         published++;
-        for (const fn of targetsOf(JSON.parse(json), rules)) deliver(fn, { kind: 'relay', json });
+        const payload: Payload = { kind: 'relay', json };
+        for (const fn of targetsOf(JSON.parse(json), rules)) deliver(fn, payload);
       });
       return Promise.resolve({
         sent: events.length - failed.length,
