@@ -2,22 +2,19 @@
 // checks, field types, canonical timestamps, conversion to the storage version, defaults; the body's
 // name and namespace against the URL's), and presenting a stored object as a client reads it
 // (converted back, with or without its type).
+import { memoized } from '../../shared/memo.js';
 import { type Json, type JsonObject, clone, deleteKey, getString, isObject, setKey } from './json.js';
 import { type ResourceDef, apiVersionOf } from './resources.js';
 import { decodeStructure } from './schemas.js';
 import { ApiStatusError, badRequest, invalid } from './status.js';
 import { normalizeTimestamps } from './timestamps.js';
 
-const decodeContexts = new WeakMap<ResourceDef, string>();
-
-function decodeContext(def: ResourceDef): string {
-  let context = decodeContexts.get(def);
-  if (context === undefined) {
-    context = `${def.kind} in version ${JSON.stringify(def.version)} cannot be handled as a ${def.kind}`;
-    decodeContexts.set(def, context);
-  }
-  return context;
-}
+// Once per resource definition (a fixed set): every decode names its context.
+const decodeContext = memoized(
+  (def: ResourceDef): string =>
+    `${def.kind} in version ${JSON.stringify(def.version)} cannot be handled as a ${def.kind}`,
+  Number.POSITIVE_INFINITY,
+);
 
 /**
  * The object as a client reads it, converted to the resource's version. Its top level is the reader's
