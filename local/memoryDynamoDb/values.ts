@@ -70,6 +70,11 @@ export function canonicalNumber(text: string): string {
   return SMALL_INTEGER.test(text) ? text : formatDecimal(parseDecimal(text));
 }
 
+/** The number a small integer's text stands for (exact as a double), else undefined. */
+export function smallIntegerValue(text: string): number | undefined {
+  return SMALL_INTEGER.test(text) ? Number(text) : undefined;
+}
+
 export function compareNumbers(a: string, b: string): number {
   if (a === b) return 0;
   if (SMALL_INTEGER.test(a) && SMALL_INTEGER.test(b)) return Math.sign(Number(a) - Number(b));
