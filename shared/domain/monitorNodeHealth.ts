@@ -70,7 +70,7 @@ export type MonitorConfig = Pick<
 >;
 
 export interface MonitorInput {
-  /** The node cache (upstream nodeLister.List). */
+  /** The node cache (upstream nodeLister.List): each node once. */
   readonly nodes: readonly Node[];
   /** Node leases by node name (upstream leaseLister on kube-node-lease). */
   readonly leases: ReadonlyMap<string, Lease>;
@@ -119,6 +119,9 @@ export function classifyNodes(
     if (!knownNodes.has(node.name)) added.push(node);
     else if (!zoneStates.has(getZoneKey(node.labels))) newZoneRepresentatives.push(node);
   }
+  // Upstream's shortcut: when the known nodes and the new ones add up to the list, none is gone (a node
+  // list names each node once). Most passes take it, and skip a set of every name.
+  if (knownNodes.size + added.length === nodes.length) return { added, deleted: [], newZoneRepresentatives };
   const listed = new Set(nodes.map((n) => n.name));
   const deleted = [...knownNodes.keys()].filter((name) => !listed.has(name));
   return { added, deleted, newZoneRepresentatives };

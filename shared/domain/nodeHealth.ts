@@ -220,18 +220,20 @@ export function tryUpdateNodeHealth(
   }
 
   const nodeHealthIfUpdateFails = unchangedOr(saved, resolve(nodeHealth, conditions));
-  return {
+  const result = {
     gracePeriod,
     observedReadyCondition,
     currentReadyCondition: currentAfter,
     conditions,
-    ...(statusUpdate !== undefined && { statusUpdate }),
     nodeHealth:
       nodeHealthAfterUpdate === undefined
         ? nodeHealthIfUpdateFails
         : resolve(nodeHealthAfterUpdate, conditions),
     nodeHealthIfUpdateFails,
   };
+  // A literal with a conditional spread is built key by key at run time; this one runs for every node
+  // on every pass, and only a node being marked Unknown has a status update.
+  return statusUpdate === undefined ? result : { ...result, statusUpdate };
 }
 
 // The two helpers below are module functions rather than closures of tryUpdateNodeHealth: it runs for
