@@ -44,6 +44,7 @@ import { checkClusterName, ClusterRowKey, encodeInstant, encodeZone, isoString }
 import {
   decodeNodesItems,
   encodeHealthRow,
+  healthDataNeedsWrite,
   healthNeedsWrite,
   healthRowOf,
   sameHealthEntries,
@@ -254,7 +255,17 @@ export class DynamoDbControllerStateStore implements ControllerStateStore {
       for (const name of before.keys()) if (!now.has(name)) names.add(name);
     };
     differing(loaded.state.knownNodes, state.knownNodes);
-    differing(loaded.state.nodeHealth, state.nodeHealth);
+    // Every pass gives each renewing node a new health entry (its probe and lease) that needs no write:
+    // those are told apart here, without building its rows. A node whose other entries changed is named
+    // by their comparisons, and its whole row compared below.
+    for (const [name, health] of state.nodeHealth) {
+      const before = loaded.state.nodeHealth.get(name);
+      const stored = loaded.versions.health.has(name);
+      if (stored && (before === health || (before !== undefined && !healthDataNeedsWrite(before, health))))
+        continue;
+      names.add(name);
+    }
+    for (const name of loaded.state.nodeHealth.keys()) if (!state.nodeHealth.has(name)) names.add(name);
     differing(loaded.state.nodeEvictionStatus, state.nodeEvictionStatus);
     for (const name of state.nodesToRetry) {
       if (!loaded.state.nodesToRetry.has(name) || !loaded.versions.health.has(name)) names.add(name);

@@ -70,8 +70,11 @@ export function healthNeedsWrite(before: HealthRow, after: HealthRow): boolean {
   ) {
     return true;
   }
-  const b = before.health;
-  const a = after.health;
+  return healthDataNeedsWrite(before.health, after.health);
+}
+
+/** healthNeedsWrite's rule for the health entry alone. */
+export function healthDataNeedsWrite(b: NodeHealthData | undefined, a: NodeHealthData | undefined): boolean {
   if (b === undefined || a === undefined) return b !== a;
   if (a.readyTransitionTimestamp !== b.readyTransitionTimestamp || !conditionsEqual(a.status, b.status))
     return true;
