@@ -284,14 +284,68 @@ function assign(item: Item, path: Path, value: Value | undefined, p: Placeholder
  * every action sees the item as it was). Throws ExpressionError for what DynamoDB refuses.
  */
 export function applyUpdate(before: Item, update: Update, p: Placeholders, where: string): Item {
-  const paths = [
-    ...update.set.map((a) => a.path),
-    ...update.remove,
-    ...update.add.map((a) => a.path),
-    ...update.delete.map((a) => a.path),
-  ].map((path) => path.steps.map((s) => (typeof s === 'number' ? `[${s}]` : p.name(s))).join('.'));
-  for (const [i, a] of paths.entries()) {
-    for (const b of paths.slice(i + 1)) {
+  checkNoOverlap(
+    [
+      ...update.set.map((a) => a.path),
+      ...update.remove,
+      ...update.add.map((a) => a.path),
+      ...update.delete.map((a) => a.path),
+    ],
+    p,
+    where,
+  );
+  // Top-level attributes (most actions) change one copy of the item in place; a nested path copies
+  // along its path (withPath). Either way `before` is never changed: every action reads from it.
+  let item = before;
+  let own = false;
+  const put = (path: Path, value: Value | undefined): void => {
+    const [top] = path.steps;
+    if (path.steps.length !== 1 || typeof top !== 'string') {
+      item = assign(item, path, value, p, where);
+      own = true;
+      return;
+    }
+    if (!own) {
+      item = { ...item };
+      own = true;
+    }
+    const name = p.name(top);
+    if (value === undefined) Reflect.deleteProperty(item, name);
+    else item[name] = value;
+  };
+  try {
+    for (const action of update.set)
+      put(action.path, checkedCopy(setValueOf(before, action.value, p, where), where));
+    // REMOVEs of list elements apply from the highest index down, so indexes refer to the old list.
+    const removes = [...update.remove].sort((x, y) => {
+      const a = x.steps[x.steps.length - 1];
+      const b = y.steps[y.steps.length - 1];
+      return typeof a === 'number' && typeof b === 'number' ? b - a : 0;
+    });
+    for (const path of removes) {
+      if (pathValue(before, path, p) !== undefined) put(path, undefined);
+    }
+    for (const action of update.add) put(action.path, added(before, action, p, where));
+    for (const action of update.delete) put(action.path, deleted(before, action, p, where));
+  } catch (error) {
+    if (error instanceof ValueError) throw new ExpressionError(`${where}: ${error.message}`);
+    throw error;
+  }
+  return item;
+}
+
+/** DynamoDB refuses an update two of whose paths are the same or one inside the other. */
+function checkNoOverlap(paths: readonly Path[], p: Placeholders, where: string): void {
+  const texts = paths.map((path) =>
+    path.steps.map((s) => (typeof s === 'number' ? `[${s}]` : p.name(s))).join('.'),
+  );
+  // Top-level names without a dot or a bracket (most updates) overlap only when equal: a set tells.
+  // Any repeat goes to the full comparison, which names the pair it finds first.
+  if (paths.every((path) => path.steps.length === 1) && texts.every((t) => !/[.[]/.test(t))) {
+    if (new Set(texts).size === texts.length) return;
+  }
+  for (const [i, a] of texts.entries()) {
+    for (const b of texts.slice(i + 1)) {
       if (
         a === b ||
         a.startsWith(`${b}.`) ||
@@ -302,34 +356,6 @@ export function applyUpdate(before: Item, update: Update, p: Placeholders, where
         throw new ExpressionError(`${where}: Two document paths overlap with each other: [${a}, ${b}]`);
     }
   }
-  let item = before;
-  try {
-    for (const action of update.set)
-      item = assign(
-        item,
-        action.path,
-        checkedCopy(setValueOf(before, action.value, p, where), where),
-        p,
-        where,
-      );
-    // REMOVEs of list elements apply from the highest index down, so indexes refer to the old list.
-    const removes = [...update.remove].sort((x, y) => {
-      const a = x.steps[x.steps.length - 1];
-      const b = y.steps[y.steps.length - 1];
-      return typeof a === 'number' && typeof b === 'number' ? b - a : 0;
-    });
-    for (const path of removes) {
-      if (pathValue(before, path, p) !== undefined) item = assign(item, path, undefined, p, where);
-    }
-    for (const action of update.add)
-      item = assign(item, action.path, added(before, action, p, where), p, where);
-    for (const action of update.delete)
-      item = assign(item, action.path, deleted(before, action, p, where), p, where);
-  } catch (error) {
-    if (error instanceof ValueError) throw new ExpressionError(`${where}: ${error.message}`);
-    throw error;
-  }
-  return item;
 }
 
 function added(item: Item, action: Update['add'][number], p: Placeholders, where: string): Value {
