@@ -105,15 +105,23 @@ export interface Entry {
 }
 
 /**
- * An item as stored: its JSON text and size. Text, not objects, as a database keeps encoded rows: a
- * table of 5,000 nodes is about 16 MB of text but several times that as attribute-value objects, all
- * of which the garbage collector would walk on every major collection.
+ * An item as stored: its size, and its JSON text once it has left the table's decoded items. Text, not
+ * objects, as a database keeps encoded rows: a table of 5,000 nodes is about 16 MB of text but several
+ * times that as attribute-value objects, all of which the garbage collector would walk on every major
+ * collection. A write keeps the item it built among the decoded items (the next write of a row reads
+ * it), so its text is made only when it leaves them still current: a row rewritten first (a Nodes row,
+ * a dozen times in a run) is never encoded, and a row never holds both forms for long.
  */
 interface Stored {
-  readonly json: string;
-  readonly size: number;
+  /** The item, until encoded. */
+  item: Item | undefined;
+  /** The text, once encoded. */
+  json: string | undefined;
   /** Holds B or BS values (bytes travel as base64 in the text). */
-  readonly binary: boolean;
+  binary: boolean;
+  /** A later write replaced or deleted it: never to be encoded. */
+  replaced: boolean;
+  readonly size: number;
 }
 
 function hasBinary(value: Value): boolean {
@@ -132,13 +140,21 @@ const fromText = (key: string, value: unknown): unknown => {
   return value;
 };
 
-function encode(item: Item): Stored {
-  const binary = Object.values(item).some(hasBinary);
-  return { json: JSON.stringify(item, binary ? toText : undefined), size: itemSize(item), binary };
+/** Makes the text of a stored item that is still an object, and lets the object go. */
+function encode(stored: Stored): void {
+  const { item } = stored;
+  if (item === undefined) return;
+  stored.binary = Object.values(item).some(hasBinary);
+  stored.json = JSON.stringify(item, stored.binary ? toText : undefined);
+  stored.item = undefined;
 }
 
 function decode(stored: Stored): Item {
-  return (stored.binary ? JSON.parse(stored.json, fromText) : JSON.parse(stored.json)) as Item;
+  if (stored.item !== undefined) return stored.item;
+  const { json } = stored;
+  // A current item is an object or text; only a replaced one, which no read reaches, is neither.
+  if (json === undefined) throw new Error('in-memory DynamoDB: a stored item has neither object nor text');
+  return (stored.binary ? JSON.parse(json, fromText) : JSON.parse(json)) as Item;
 }
 
 /**
@@ -227,9 +243,10 @@ export class Table {
   readonly partitions = new Map<string, Partition>();
   readonly createdAt = new Date();
   /**
-   * Decoded copies of recently read or written stored items (first in, first out). Items are never changed in
-   * place (an update builds a new one, a write stores new text), so a copy stays right while its
-   * stored text is current; a rewritten item has a new `Stored` and misses.
+   * The items last read or written, decoded (first in, first out): a written one as the object it was
+   * built as, encoded when it leaves if still current (Stored). Items are never changed in place (an
+   * update builds a new one), so one stays right while its `Stored` is current; a rewritten item has a
+   * new `Stored` and misses.
    */
   private readonly decoded = new Map<Stored, Item>();
   itemCount = 0;
@@ -316,6 +333,7 @@ export class Table {
     if (stored === undefined) return undefined;
     const known = this.decoded.get(stored);
     if (known !== undefined) return known;
+    // Not among the decoded items, so encoded (an item leaves them as text).
     const item = decode(stored);
     // The recently read items stay decoded (a refresh reads the last minute's changes on every pass).
     this.remember(stored, item);
@@ -331,6 +349,8 @@ export class Table {
       for (const oldest of this.decoded.keys()) {
         if (drop-- === 0) break;
         this.decoded.delete(oldest);
+        if (oldest.replaced) oldest.item = undefined;
+        else encode(oldest);
       }
     }
     this.decoded.set(stored, item);
@@ -351,11 +371,21 @@ export class Table {
         );
         this.itemCount++;
       }
-      const stored = encode(item);
+      const stored: Stored = {
+        item,
+        json: undefined,
+        binary: false,
+        replaced: false,
+        size: itemSize(item),
+      };
+      const previous = partition.items.get(range);
+      if (previous !== undefined) previous.replaced = true;
       partition.items.set(range, stored);
       // The next conditional write of this item (a queue row every pass) reads it without parsing.
       this.remember(stored, item);
     } else if (before !== undefined && partition !== undefined) {
+      const previous = partition.items.get(range);
+      if (previous !== undefined) previous.replaced = true;
       partition.items.delete(range);
       partition.order.remove(
         this.entryOf(before, this.range === undefined ? undefined : before[this.range.name]),
