@@ -206,12 +206,15 @@ export function createSimulatedController(options: SimulatedControllerOptions): 
   // the same bytes, so each Lambda's own parse gives the same event, or the same error. Frozen, so no
   // function can change what another reads.
   const parsedEvents = new WeakMap<Payload, { event: RelayEvent } | { error: unknown }>();
+  // The JSON the bus read to route a published event: the same bytes, read once.
+  const routedJson = new WeakMap<Payload, unknown>();
   const relayEvent = (payload: Payload): RelayEvent => {
     if (payload.kind !== 'relay') throw new EventParseError('relay event', ['source: expected "nlc.relay"']);
     let parsed = parsedEvents.get(payload);
     if (parsed === undefined) {
       try {
-        parsed = { event: deepFreeze(parseRelayEvent(JSON.parse(payload.json))) };
+        const json: unknown = routedJson.has(payload) ? routedJson.get(payload) : JSON.parse(payload.json);
+        parsed = { event: deepFreeze(parseRelayEvent(json)) };
       } catch (error) {
         parsed = { error };
       }
@@ -362,7 +365,9 @@ export function createSimulatedController(options: SimulatedControllerOptions): 
         }
         published++;
         const payload: Payload = { kind: 'relay', json };
-        for (const fn of targetsOf(JSON.parse(json), rules)) deliver(fn, payload);
+        const routed: unknown = JSON.parse(json);
+        routedJson.set(payload, routed);
+        for (const fn of targetsOf(routed, rules)) deliver(fn, payload);
       });
       return Promise.resolve({
         sent: events.length - failed.length,
