@@ -217,7 +217,12 @@ export function validateObjectMetaUpdate(obj: JsonObject, old: JsonObject, field
     if (now !== before) errs.push(invalid(childPath(field, key), now, 'field is immutable'));
   }
   const meta = getObject(obj, ['metadata']) ?? {};
-  errs.push(...validateLabels(getStringMap(meta, ['labels']), childPath(field, 'labels')));
+  // Labels sent back as stored (the very object, frozen: an in-process writer changing something else)
+  // passed this check when they were stored; a node's status post or taint patch need not repeat it.
+  const { labels } = meta;
+  const stored =
+    labels !== undefined && labels === getIn(old, ['metadata', 'labels']) && Object.isFrozen(labels);
+  if (!stored) errs.push(...validateLabels(getStringMap(meta, ['labels']), childPath(field, 'labels')));
   return errs;
 }
 

@@ -124,3 +124,33 @@ describe('a Lease update (ValidateLeaseUpdate)', () => {
     );
   });
 });
+
+describe('labels on an update (ValidateObjectMetaUpdate)', () => {
+  const setUp = () => {
+    const store = createApiStore({ clock: new VirtualClock() });
+    const node = store.nodes.create({
+      metadata: { name: 'a-1', labels: { 'topology.kubernetes.io/zone': 'z1' } },
+    });
+    return { store, node };
+  };
+
+  it('accepts the stored labels sent back with another change', () => {
+    const { store, node } = setUp();
+    const updated = store.nodes.update({ ...node, spec: { ...node.spec, unschedulable: true } });
+    expect(updated.metadata?.labels).toEqual({ 'topology.kubernetes.io/zone': 'z1' });
+    expect(updated.spec?.unschedulable).toBe(true);
+  });
+
+  it('checks labels that changed, whether frozen or not', () => {
+    const { store, node } = setUp();
+    const message =
+      'Node "a-1" is invalid: metadata.labels: Invalid value: "-bad": name part must consist of alphanumeric characters';
+    const bad = { 'topology.kubernetes.io/zone': 'z1', '-bad': 'x' };
+    expect(() => store.nodes.update({ ...node, metadata: { ...node.metadata, labels: bad } })).toThrow(
+      message,
+    );
+    expect(() =>
+      store.nodes.update({ ...node, metadata: { ...node.metadata, labels: deepFreeze({ ...bad }) } }),
+    ).toThrow(message);
+  });
+});
