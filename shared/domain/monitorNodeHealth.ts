@@ -189,9 +189,9 @@ export function* monitorNodeHealth(
 
     if (!isNodeExcludedFromDisruptionChecks(node)) {
       const zone = getZoneKey(node.labels);
-      const conditions = zoneToNodeConditions.get(zone) ?? [];
-      conditions.push(current);
-      zoneToNodeConditions.set(zone, conditions);
+      const conditions = zoneToNodeConditions.get(zone);
+      if (conditions === undefined) zoneToNodeConditions.set(zone, [current]);
+      else conditions.push(current);
     }
 
     if (current !== undefined) {

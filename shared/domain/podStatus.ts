@@ -101,12 +101,24 @@ export function markPodsNotReadyTrigger(
   currentReady: { readonly status: ConditionStatus } | undefined,
   needsRetry: boolean,
 ): MarkPodsNotReadyTrigger {
-  if (currentReady === undefined) return { recordNodeNotReady: false, markPodsNotReady: false };
-  if (currentReady.status !== 'True' && observedReady.status === 'True') {
-    return { recordNodeNotReady: true, markPodsNotReady: true };
-  }
-  return { recordNodeNotReady: false, markPodsNotReady: needsRetry && observedReady.status !== 'True' };
+  if (currentReady === undefined) return NoTrigger;
+  if (currentReady.status !== 'True' && observedReady.status === 'True') return TransitionTrigger;
+  return needsRetry && observedReady.status !== 'True' ? RetryTrigger : NoTrigger;
 }
+
+// The three answers, shared: the monitor asks for every node on every pass.
+const NoTrigger: MarkPodsNotReadyTrigger = Object.freeze({
+  recordNodeNotReady: false,
+  markPodsNotReady: false,
+});
+const TransitionTrigger: MarkPodsNotReadyTrigger = Object.freeze({
+  recordNodeNotReady: true,
+  markPodsNotReady: true,
+});
+const RetryTrigger: MarkPodsNotReadyTrigger = Object.freeze({
+  recordNodeNotReady: false,
+  markPodsNotReady: true,
+});
 
 /**
  * Port of the NLC pod informer's filter (podUpdated): enqueue the pod for {@link processPod} when

@@ -110,7 +110,13 @@ export function getNodeCondition(
   conditions: readonly NodeCondition[],
   type: string,
 ): NodeCondition | undefined {
-  return conditions.find((c) => c.type === type);
+  // A loop, not find(): every monitor pass asks this several times per node, and find() takes a new
+  // closure each time.
+  for (let i = 0; i < conditions.length; i++) {
+    const condition = conditions[i];
+    if (condition !== undefined && condition.type === type) return condition;
+  }
+  return undefined;
 }
 
 export const NodeReady = 'Ready';
