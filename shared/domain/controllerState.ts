@@ -43,27 +43,115 @@ export function emptyControllerState(): ControllerState {
 
 /** The working copy a pass mutates; it never escapes the pass (passes return a ControllerState). */
 export interface WorkingState {
-  knownNodes: Map<string, string>;
+  knownNodes: CopyOnWriteMap<string, string>;
   nodeHealth: Map<string, NodeHealthData>;
   zoneStates: Map<string, ZoneState>;
   zoneQueues: WorkingZoneQueues;
-  nodesToRetry: Set<string>;
-  nodeEvictionStatus: Map<string, NodeEvictionStatus>;
+  nodesToRetry: CopyOnWriteSet<string>;
+  nodeEvictionStatus: CopyOnWriteMap<string, NodeEvictionStatus>;
 }
 
 export function workingCopy(state: ControllerState): WorkingState {
   return {
-    knownNodes: new Map(state.knownNodes),
+    knownNodes: new CopyOnWriteMap(state.knownNodes),
+    // Copied whole: a pass gives every listed node a new entry.
     nodeHealth: new Map(state.nodeHealth),
     zoneStates: new Map(state.zoneStates),
     zoneQueues: new WorkingZoneQueues(state.zoneQueues),
-    nodesToRetry: new Set(state.nodesToRetry),
-    nodeEvictionStatus: new Map(state.nodeEvictionStatus),
+    nodesToRetry: new CopyOnWriteSet(state.nodesToRetry),
+    nodeEvictionStatus: new CopyOnWriteMap(state.nodeEvictionStatus),
   };
 }
 
 export function freeze(state: WorkingState): ControllerState {
-  return { ...state, zoneQueues: new Map(state.zoneQueues) };
+  return {
+    ...state,
+    knownNodes: state.knownNodes.current,
+    nodesToRetry: state.nodesToRetry.current,
+    nodeEvictionStatus: state.nodeEvictionStatus.current,
+    zoneQueues: new Map(state.zoneQueues),
+  };
+}
+
+/**
+ * A pass's copy of a map it reads for every node and rarely changes (the registered nodes: only when
+ * one comes or goes): the state's own map until the first change, then a copy of it. Copying 5,000
+ * entries on every pass cost more than the rest of a steady pass's bookkeeping together.
+ */
+export class CopyOnWriteMap<K, V> {
+  private map: ReadonlyMap<K, V>;
+  private copy: Map<K, V> | undefined;
+
+  constructor(map: ReadonlyMap<K, V>) {
+    this.map = map;
+  }
+
+  /** The map as it stands: the original while unchanged. */
+  get current(): ReadonlyMap<K, V> {
+    return this.map;
+  }
+
+  get size(): number {
+    return this.map.size;
+  }
+
+  has(key: K): boolean {
+    return this.map.has(key);
+  }
+
+  get(key: K): V | undefined {
+    return this.map.get(key);
+  }
+
+  set(key: K, value: V): void {
+    this.own().set(key, value);
+  }
+
+  delete(key: K): void {
+    if (this.map.has(key)) this.own().delete(key);
+  }
+
+  private own(): Map<K, V> {
+    if (this.copy === undefined) {
+      this.copy = new Map(this.map);
+      this.map = this.copy;
+    }
+    return this.copy;
+  }
+}
+
+/** CopyOnWriteMap's set: the nodes whose MarkPodsNotReady must be retried, none on most passes. */
+export class CopyOnWriteSet<T> {
+  private set: ReadonlySet<T>;
+  private copy: Set<T> | undefined;
+
+  constructor(set: ReadonlySet<T>) {
+    this.set = set;
+  }
+
+  get current(): ReadonlySet<T> {
+    return this.set;
+  }
+
+  has(value: T): boolean {
+    return this.set.has(value);
+  }
+
+  add(value: T): void {
+    if (!this.set.has(value)) this.own().add(value);
+  }
+
+  delete(value: T): void {
+    if (this.set.has(value)) this.own().delete(value);
+  }
+
+  private own(): Set<T> {
+    if (this.copy === undefined) {
+      this.copy = new Set(this.set);
+      this.set = this.copy;
+    }
+    return this.copy;
+  }
 }
 
 /**

@@ -135,7 +135,11 @@ export function* monitorNodeHealth(
   options: MonitorOptions = {},
 ): Pass<MonitorPassResult> {
   const s = workingCopy(state);
-  const { added, deleted, newZoneRepresentatives } = classifyNodes(input.nodes, s.knownNodes, s.zoneStates);
+  const { added, deleted, newZoneRepresentatives } = classifyNodes(
+    input.nodes,
+    s.knownNodes.current,
+    s.zoneStates,
+  );
 
   for (const node of newZoneRepresentatives) addPodEvictorForNewZone(s, node, now, config);
 

@@ -1,5 +1,6 @@
-// The working copy's zone queues: changes made through a zone's WorkingQueue are what every reader of
-// the working copy, and the frozen state, sees.
+// The working copy: changes made through a zone's WorkingQueue are what every reader of the working
+// copy, and the frozen state, sees; the maps a pass rarely changes are copied on their first change only,
+// and the state the pass started from never changes.
 import { describe, expect, it } from 'vitest';
 import {
   type ControllerState,
@@ -81,5 +82,54 @@ describe('WorkingZoneQueues', () => {
     expect(s.zoneQueues.has('a')).toBe(true);
     expect(s.zoneQueues.has('b')).toBe(false);
     expect(() => workingZoneQueue(s, 'b')).toThrow('invariant: no eviction queue for zone "b"');
+  });
+});
+
+describe('the registered nodes, retries and eviction statuses of a working copy', () => {
+  const before = (): ControllerState => ({
+    ...emptyControllerState(),
+    knownNodes: new Map([
+      ['a', 'uid-a'],
+      ['b', 'uid-b'],
+    ]),
+    nodesToRetry: new Set(['a']),
+    nodeEvictionStatus: new Map([['a', 'toBeEvicted' as const]]),
+  });
+
+  it('are the very maps of the state while the pass changes none of them', () => {
+    const state = before();
+    const s = workingCopy(state);
+    s.knownNodes.delete('absent');
+    s.nodesToRetry.delete('absent');
+    s.nodesToRetry.add('a');
+    s.nodeEvictionStatus.delete('absent');
+    const after = freeze(s);
+    expect(after.knownNodes).toBe(state.knownNodes);
+    expect(after.nodesToRetry).toBe(state.nodesToRetry);
+    expect(after.nodeEvictionStatus).toBe(state.nodeEvictionStatus);
+  });
+
+  it('are copies once changed, and the state the pass started from stays as it was', () => {
+    const state = before();
+    const s = workingCopy(state);
+    s.knownNodes.set('c', 'uid-c');
+    s.knownNodes.delete('a');
+    s.nodesToRetry.delete('a');
+    s.nodesToRetry.add('b');
+    s.nodeEvictionStatus.set('b', 'evicted');
+    expect(s.knownNodes.get('c')).toBe('uid-c');
+    expect(s.knownNodes.has('a')).toBe(false);
+    expect(s.knownNodes.size).toBe(2);
+    const after = freeze(s);
+    expect([...after.knownNodes]).toEqual([
+      ['b', 'uid-b'],
+      ['c', 'uid-c'],
+    ]);
+    expect([...after.nodesToRetry]).toEqual(['b']);
+    expect([...after.nodeEvictionStatus]).toEqual([
+      ['a', 'toBeEvicted'],
+      ['b', 'evicted'],
+    ]);
+    expect(state).toEqual(before());
   });
 });
