@@ -1,17 +1,11 @@
 // The in-memory DynamoDB keeps the items it last wrote or read decoded (16,384 per table) and drops the
 // oldest quarter when full. Whatever it dropped or kept, every read answers the item as written.
 import { describe, expect, it } from 'vitest';
-import { MemoryDynamoDb } from '../../../../local/memoryDynamoDb/engine.js';
+import { keyedTable } from './keyedTable.js';
 
 describe('a table past its decoded items', () => {
   it('answers every item as written, the oldest (dropped) and the newest (kept)', () => {
-    const db = new MemoryDynamoDb();
-    db.createTable({
-      TableName: 't',
-      BillingMode: 'PAY_PER_REQUEST',
-      AttributeDefinitions: [{ AttributeName: 'k', AttributeType: 'S' }],
-      KeySchema: [{ AttributeName: 'k', KeyType: 'HASH' }],
-    });
+    const db = keyedTable();
     const count = 16_384 * 2 + 100;
     for (let i = 0; i < count; i++) {
       db.putItem({ TableName: 't', Item: { k: { S: `item-${String(i)}` }, n: { N: String(i) } } });
@@ -28,13 +22,7 @@ describe('a table past its decoded items', () => {
   });
 
   it('reads back bytes, nested or not, of items that left the decoded items as text', () => {
-    const db = new MemoryDynamoDb();
-    db.createTable({
-      TableName: 't',
-      BillingMode: 'PAY_PER_REQUEST',
-      AttributeDefinitions: [{ AttributeName: 'k', AttributeType: 'S' }],
-      KeySchema: [{ AttributeName: 'k', KeyType: 'HASH' }],
-    });
+    const db = keyedTable();
     const bytes = (i: number) => new Uint8Array([i % 256, 0, 255]);
     const item = (i: number, version = 1) => ({
       k: { S: `item-${String(i)}` },

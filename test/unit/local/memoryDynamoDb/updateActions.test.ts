@@ -4,15 +4,10 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryDynamoDb } from '../../../../local/memoryDynamoDb/engine.js';
 import type { Item } from '../../../../local/memoryDynamoDb/values.js';
+import { keyedTable } from './keyedTable.js';
 
 function table(item: Item): MemoryDynamoDb {
-  const db = new MemoryDynamoDb();
-  db.createTable({
-    TableName: 't',
-    BillingMode: 'PAY_PER_REQUEST',
-    AttributeDefinitions: [{ AttributeName: 'k', AttributeType: 'S' }],
-    KeySchema: [{ AttributeName: 'k', KeyType: 'HASH' }],
-  });
+  const db = keyedTable();
   db.putItem({ TableName: 't', Item: { k: { S: 'x' }, ...item } });
   return db;
 }
