@@ -248,6 +248,7 @@ async function run(nodeCount: number) {
         cluster: {
           ...cluster,
           deletePodForTaintEviction: () => Promise.reject(new Error('unused')),
+          listPodsOnNode: () => Promise.reject(new Error('unused')),
         },
         observer,
       },

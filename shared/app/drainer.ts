@@ -80,7 +80,7 @@ export interface DrainerDeps {
     StateStores,
     'zoneQueues' | 'nodes' | 'podEvictions' | 'decisions' | 'controllerState'
   >;
-  readonly cluster: Pick<ClusterPort, 'execute' | 'deletePodForTaintEviction'>;
+  readonly cluster: Pick<ClusterPort, 'execute' | 'deletePodForTaintEviction' | 'listPodsOnNode'>;
   readonly observer: Observer;
   readonly signal?: AbortSignal;
   /** Waits between pod deletion attempts (deletePodRetryInterval); tests pass one that does not wait. */

@@ -4,10 +4,11 @@
 // reconcileNodeLabels (the beta OS/arch labels follow the stable ones).
 //
 // What differs from upstream:
-// - Upstream reads the node from its lister when the work item is processed. Here the decision is made
-//   on the event's node (it may lag the API); the taint write is a read-modify-write with a
-//   resourceVersion precondition in the adapter, which merges onto the current taint list and never
-//   touches a taint the controller does not own.
+// - Upstream reads the node from its lister when the work item is processed. Here the event's node says
+//   whether anything may need writing; when it does, the node is read from the API and the decision is
+//   made on that copy (an event is a hint: docs/architecture.md#events-are-hints). The taint write is
+//   a read-modify-write with a resourceVersion precondition in the adapter, which merges onto the
+//   current taint list and never touches a taint the controller does not own.
 // - Events are ordered by resourceVersion through the Nodes table (nodeChanges.ts): a stale one is a
 //   no-op and never reaches the cluster. A redelivery of the stored version (a duplicate, or the
 //   retry of an invocation that failed) decides on the node read fresh from the API, as upstream's
@@ -75,6 +76,11 @@ function taintInputs(node: Node): Record<string, JsonValue> {
   };
 }
 
+/** Whether doNoScheduleTaintingPass or reconcileNodeLabels would write anything for `node`. */
+function needsWrite(node: Node): boolean {
+  return doNoScheduleTaintingPass(node) !== undefined || reconcileNodeLabels(node) !== undefined;
+}
+
 /**
  * Runs node-taints for one Node Changed event.
  *
@@ -105,12 +111,16 @@ export async function runNodeTaints(
     return { kind: 'deleted' };
   }
 
+  // The event is a hint (docs/architecture.md#events-are-hints): a write is decided on the node as the
+  // API has it now. A redelivery (duplicate, retry) always reads it, so a write that already succeeded
+  // is not repeated; a new version reads it when the event's node calls for a write, so a forged or
+  // stale event never adds or removes a taint the API's node does not call for.
   let node = change.node;
-  if (order === 'redelivered') {
+  if (order === 'redelivered' || needsWrite(node)) {
     const live = await cluster.getNode(node.name, callOpts);
     if (!live.ok) {
       if (live.reason === 'NotFound') {
-        observer.info('node-taints: redelivered event for a node the API no longer has', fields);
+        observer.info('node-taints: the API no longer has the node', fields);
         return { kind: 'gone' };
       }
       throw new RequeueError(`node ${JSON.stringify(node.name)}`, 'readFailed', live.message);

@@ -12,11 +12,13 @@
 //   time.Now(). Unlike upstream, a restart does not reset countdowns: PodEvictions is durable, so
 //   issue #108268 does not apply. Countdowns still start when the controller sees the taint or the pod,
 //   never at the taint's timeAdded.
-// - upstream taintedNodes is the Nodes table's copy of the node. Before listing a node's pods the
-//   service stores the event's node itself (conditional on a newer resourceVersion, so harmless when
-//   node-taints got there first): upstream updates taintedNodes before listing for the same reason (a pod
-//   bound meanwhile is caught by its own update; TestEventualConsistency). A stale Node Changed (older
-//   than the stored copy) is dropped: acting on it could schedule evictions for taints already gone.
+// - upstream taintedNodes is the Nodes table's copy of the node. An event is a hint, never the truth
+//   (docs/architecture.md#events-are-hints): when it may call for an eviction, the node is read from the
+//   API and every decision is made on that copy, as upstream's worker reads its lister when it processes
+//   an item; so a forged, stale or reordered event deletes nothing the API's node does not call for.
+//   Before listing a node's pods the service stores the API's copy (conditional on a newer
+//   resourceVersion): upstream updates taintedNodes before listing for the same reason (a pod bound
+//   meanwhile is caught by its own update; TestEventualConsistency).
 // - The relay sends Node Changed without the old node, so upstream's NodeUpdated filter cannot run; every
 //   event is processed, which is correct because processPodOnNode keeps an earlier eviction. To stay
 //   cheap, a node's pods are listed only when the event's node has NoExecute taints or a PodEvictions
@@ -61,7 +63,6 @@ import {
   podsByKey,
   staleIncarnations,
 } from './evictionActions.js';
-import { recordNodeChange } from './nodeChanges.js';
 import type { InvocationOptions, Sleep } from './podDeletion.js';
 
 /** The `source` of the taint eviction controller's decisions. */
@@ -128,6 +129,21 @@ function report(
   return outcome;
 }
 
+/**
+ * The node as the API has it now (a quorum read); undefined when it no longer exists. A failed read
+ * throws RequeueError, so Lambda retries the event: nothing is decided on a copy the API did not vouch for.
+ */
+async function readLiveNode(
+  deps: TaintEvictionDeps,
+  name: string,
+  opts: { readonly signal?: AbortSignal },
+): Promise<Node | undefined> {
+  const read = await deps.cluster.execute({ kind: 'getNode', node: name }, opts);
+  if (read.ok) return read.value;
+  if (read.reason === 'NotFound') return undefined;
+  throw new RequeueError(`node ${JSON.stringify(name)}`, 'readFailed', read.message);
+}
+
 // ---------------------------------------------------------------------------------------------------
 // The two handlers
 
@@ -167,20 +183,18 @@ export async function handleNodeChanged(
   const mayAct = (candidate: Node): boolean =>
     getNoExecuteTaints(candidate.taints).length > 0 || pending.some((e) => e.nodeName === nodeName);
   if (!mayAct(change.node)) {
-    // handleNodeUpdate could only cancel evictions, and none is scheduled for this node.
+    // handleNodeUpdate could only cancel evictions, and none is scheduled for this node. (An event that
+    // hides a taint hides it only until the monitor finds the node copy out of step with the relay's.)
     return report(deps, fields, { kind: 'skipped', reason: 'nothingToEvict' });
   }
-  // Our taintedNodes entry first (see the header). An event older than the stored copy still says
-  // that the NoExecute taints changed (the filter above): a newer event may have been filtered out for
-  // carrying the same taints as this one (it arrived first: delivery is unordered). Upstream's worker
-  // reads the node from its lister when it processes the update, so decide on the newest copy.
-  let node = change.node;
-  if ((await recordNodeChange(stores.nodes, change, callOpts)) === 'stale') {
-    const newest = await stores.nodes.getNode(change.cluster, nodeName, callOpts);
-    if (newest === undefined) return report(deps, fields, { kind: 'skipped', reason: 'nodeDeleted' });
-    if (!mayAct(newest)) return report(deps, fields, { kind: 'skipped', reason: 'stale' });
-    node = newest;
-  }
+  // The event is a hint (docs/architecture.md#events-are-hints): what to evict is decided on the node as
+  // the API has it now, as upstream's worker reads its lister when it processes the update. A forged or
+  // stale event with a NoExecute taint deletes nothing the API's node does not call for.
+  const node = await readLiveNode(deps, nodeName, callOpts);
+  if (node === undefined) return report(deps, fields, { kind: 'skipped', reason: 'nodeDeleted' });
+  // Our taintedNodes entry first (see the header), from the API's copy (newer resourceVersion wins).
+  await stores.nodes.putNode(change.cluster, node, callOpts);
+  if (!mayAct(node)) return report(deps, fields, { kind: 'skipped', reason: 'stale' });
   const taints = getNoExecuteTaints(node.taints);
   const listed = await cluster.listPodsOnNode(nodeName, callOpts);
   if (!listed.ok)
@@ -288,8 +302,14 @@ export async function handlePodChanged(
   }
   if (newPod.nodeName === '') return report(deps, fields, { kind: 'skipped', reason: 'notBound' });
 
-  // upstream taintedNodes[nodeName]
-  const node = await stores.nodes.getNode(change.cluster, newPod.nodeName, callOpts);
+  // upstream taintedNodes[nodeName]: the node cache says whether the node is tainted at all (most pods'
+  // nodes are not: one read); when it is, the taints decided on are the API's own (an event is a hint,
+  // and the cache may lag: docs/architecture.md#events-are-hints).
+  const cached = await stores.nodes.getNode(change.cluster, newPod.nodeName, callOpts);
+  if (cached === undefined || getNoExecuteTaints(cached.taints).length === 0) {
+    return report(deps, fields, { kind: 'skipped', reason: 'nodeNotTainted' });
+  }
+  const node = await readLiveNode(deps, newPod.nodeName, callOpts);
   const taints = node === undefined ? [] : getNoExecuteTaints(node.taints);
   if (taints.length === 0) return report(deps, fields, { kind: 'skipped', reason: 'nodeNotTainted' });
 

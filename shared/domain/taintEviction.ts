@@ -291,3 +291,73 @@ export function handlePodUpdate(
     now,
   );
 }
+
+/** A PodEvictions timer as it fires: the instants it was scheduled with. */
+export interface FiredEviction {
+  readonly key: PodKey;
+  /** The pod the eviction was decided for; undefined on entries written before UIDs were kept. */
+  readonly uid?: string;
+  readonly nodeName: string;
+  readonly createdAt: EpochMillis;
+  readonly fireAt: EpochMillis;
+}
+
+/**
+ * What to do with a timer that fired, decided on the node and pod as the API has them now:
+ * - `delete`: the node still carries a NoExecute taint the pod does not tolerate for longer;
+ * - `cancel`: the taints are gone, or now tolerated forever: upstream's handleNodeUpdate or
+ *   handlePodUpdate would have cancelled it (with the "Cancelling deletion" Event) when it saw the change;
+ * - `drop`: nothing to cancel or delete: the pod is gone, another pod holds the name, it is terminating
+ *   already (deleted once: no second "Marking for deletion"), it moved to another node, or the node was
+ *   deleted (PodGC removes the pods of a deleted node);
+ * - `reschedule`: processPodOnNode moves the timer later (only when the clock stepped back).
+ */
+export type FiredEvictionDecision =
+  | { readonly kind: 'delete'; readonly why: string }
+  | { readonly kind: 'cancel'; readonly why: string }
+  | { readonly kind: 'drop'; readonly why: string }
+  | { readonly kind: 'reschedule'; readonly createdAt: EpochMillis; readonly fireAt: EpochMillis };
+
+/**
+ * Deviation (docs/upstream-deviations.md, "A fired eviction is decided against the API"): upstream's
+ * deletePodHandler deletes whatever its queue names, because its informers keep the queue current: the
+ * taint's removal cancels the timer before it fires. Here the event that would have cancelled it may be
+ * lost, late or forged, so the timer is a hint: processPodOnNode runs again on the API's node and pod,
+ * with the timer as the scheduled eviction, and only a deletion it still calls for is made.
+ * `pod` is the API's pod under the timer's name on the timer's node (undefined: not there); `node` the
+ * API's node (undefined: deleted).
+ */
+export function decideFiredEviction(
+  eviction: FiredEviction,
+  pod: Pod | undefined,
+  node: Node | undefined,
+  now: EpochMillis,
+): FiredEvictionDecision {
+  if (pod === undefined) return { kind: 'drop', why: 'the pod is no longer on the node' };
+  if (eviction.uid !== undefined && pod.uid !== eviction.uid) {
+    return {
+      kind: 'drop',
+      why: `another pod holds the name (uid ${pod.uid}, the eviction was for ${eviction.uid})`,
+    };
+  }
+  if (pod.deletionTimestamp !== undefined) return { kind: 'drop', why: 'the pod is terminating already' };
+  if (pod.nodeName !== eviction.nodeName) {
+    return { kind: 'drop', why: `the pod is bound to ${JSON.stringify(pod.nodeName)} now` };
+  }
+  if (node === undefined) return { kind: 'drop', why: 'the node was deleted (PodGC removes its pods)' };
+  const taints = getNoExecuteTaints(node.taints);
+  if (taints.length === 0) return { kind: 'cancel', why: 'the node has no NoExecute taint any more' };
+  const actions = processPodOnNode(
+    { key: eviction.key, uid: pod.uid, nodeName: pod.nodeName, tolerations: pod.tolerations },
+    taints,
+    { createdAt: eviction.createdAt, fireAt: eviction.fireAt },
+    now,
+  );
+  const schedule = actions.find((a) => a.kind === 'schedule');
+  if (actions.length === 0 || (schedule !== undefined && schedule.fireAt <= now)) {
+    return { kind: 'delete', why: "the pod does not tolerate the node's NoExecute taint for longer" };
+  }
+  if (schedule === undefined)
+    return { kind: 'cancel', why: "the node's NoExecute taints are tolerated forever" };
+  return { kind: 'reschedule', createdAt: schedule.createdAt, fireAt: schedule.fireAt };
+}

@@ -322,12 +322,13 @@ export interface PodEvictionStore {
   /**
    * upstream CancelWork: remove the entry whatever its state; `cancelled` as timedWorkerQueue.cancelWork.
    * With `uid`, only an entry for that pod (or one without a UID) is removed: a late event about a pod
-   * that was deleted never cancels the eviction of the pod re-created under its name.
+   * that was deleted never cancels the eviction of the pod re-created under its name. With `token`, only
+   * the entry holding that token is removed (a fired timer revoked never removes the entry replacing it).
    */
   cancel(
     cluster: string,
     key: PodKey,
-    opts?: StoreCallOptions & { readonly uid?: string },
+    opts?: StoreCallOptions & { readonly uid?: string; readonly token?: number },
   ): Promise<{ readonly cancelled: boolean; readonly removed?: PodEviction }>;
   /** Waiting timers due at `now` (firesAt <= now), earliest first, ties by key (timedWorkerQueue dueWork). */
   dueEvictions(cluster: string, now: EpochMillis, opts?: StoreCallOptions): Promise<readonly PodEviction[]>;

@@ -242,15 +242,19 @@ export class DynamoDbPodEvictionStore implements PodEvictionStore {
   async cancel(
     cluster: string,
     key: PodKey,
-    opts: StoreCallOptions & { readonly uid?: string } = {},
+    opts: StoreCallOptions & { readonly uid?: string; readonly token?: number } = {},
   ): Promise<{ readonly cancelled: boolean; readonly removed?: PodEviction }> {
     const { ctx } = this;
     const itemKey = { cluster: checkClusterName(cluster), pod: key };
     const e = new Expression();
-    const entryIsForThisPod =
-      opts.uid === undefined
-        ? undefined
-        : `attribute_not_exists(${e.n('uid')}) OR ${e.n('uid')} = ${e.v(opts.uid)}`;
+    const conditions = [
+      ...(opts.uid === undefined
+        ? []
+        : [`(attribute_not_exists(${e.n('uid')}) OR ${e.n('uid')} = ${e.v(opts.uid)})`]),
+      // Only the entry that holds this token: one that replaced it since stays.
+      ...(opts.token === undefined ? [] : [`${e.n('token')} = ${e.v(opts.token)}`]),
+    ];
+    const entryIsForThisPod = conditions.length === 0 ? undefined : conditions.join(' AND ');
     let output;
     try {
       output = await request(
@@ -271,7 +275,7 @@ export class DynamoDbPodEvictionStore implements PodEvictionStore {
         opts.signal,
       );
     } catch (error) {
-      // The entry is another pod's (re-created under the name): it stays.
+      // The entry is another pod's (re-created under the name), or replaced since: it stays.
       if (error instanceof VersionConflictError) return { cancelled: false };
       throw error;
     }

@@ -235,9 +235,29 @@ describe('API faults on the taint write', () => {
   });
 });
 
+/** The node carries the unreachable NoExecute taint the timers were scheduled for (the API's word). */
+function taintUnreachable(node: string): void {
+  const taints = world.api.store.nodes.get(node).spec?.taints ?? [];
+  world.api.store.nodes.patch(
+    node,
+    {
+      spec: {
+        taints: [
+          ...taints,
+          { key: TaintNodeUnreachable, effect: 'NoExecute', timeAdded: new Date(t0).toISOString() },
+        ],
+      },
+    },
+    { type: 'merge' },
+  );
+}
+
 describe('pod evictions (the taint eviction controller’s timers)', () => {
   async function scheduled(pod: string, node = 'node-a'): Promise<void> {
-    if (!world.api.store.nodes.list().items.some((n) => n.metadata?.name === node)) world.addNode(node);
+    if (!world.api.store.nodes.list().items.some((n) => n.metadata?.name === node)) {
+      world.addNode(node);
+      taintUnreachable(node);
+    }
     world.api.store.pods.create(
       {
         metadata: { name: pod, namespace: 'default' },
@@ -267,7 +287,14 @@ describe('pod evictions (the taint eviction controller’s timers)', () => {
       now: t0,
     });
     const result = await runDrainer(world.drainerDeps(), t0 + 30 * S);
-    expect(result.pods).toEqual({ deleted: 2, alreadyGone: 0, failed: 0, skipped: 0, shadowed: 0 });
+    expect(result.pods).toEqual({
+      deleted: 2,
+      alreadyGone: 0,
+      failed: 0,
+      skipped: 0,
+      shadowed: 0,
+      revoked: 0,
+    });
     expect(deleting('web-1')).toBe(true);
     const conditions = world.api.store.pods.get('web-1', { namespace: 'default' }).status?.conditions ?? [];
     expect(conditions).toContainEqual(expect.objectContaining({ type: 'DisruptionTarget', status: 'True' }));
@@ -286,6 +313,50 @@ describe('pod evictions (the taint eviction controller’s timers)', () => {
       ['deletePodForTaintEviction', 'intended', 'default/web-1'],
       ['deletePodForTaintEviction', 'ok', 'default/web-1'],
     ]);
+  });
+
+  it("a timer whose node lost its taint (the Node Changed that cancels it was lost) is cancelled with upstream's Event", async () => {
+    await scheduled('web-1');
+    // The kubelet came back and the taint was removed; the event that would have cancelled the timer never came.
+    world.api.store.nodes.patch('node-a', { spec: { taints: [] } }, { type: 'merge' });
+    const result = await runDrainer(world.drainerDeps(), t0 + 30 * S);
+    expect(result.pods).toMatchObject({ deleted: 0, revoked: 1 });
+    expect(deleting('web-1')).toBe(false);
+    expect(await world.stores.podEvictions.get('test', 'default/web-1')).toBeUndefined();
+    const events = world.api.store.events.list({ namespace: 'default' }).items;
+    expect(events.map((e) => [e.reason, e.message])).toEqual([
+      ['TaintManagerEviction', 'Cancelling deletion of Pod default/web-1'],
+    ]);
+    const [decision] = await world.stores.decisions.query('test', 'node-a');
+    expect(decision).toMatchObject({ what: 'cancelPodEviction', result: 'cancelled' });
+    expect(decision?.why).toMatch(/the node has no NoExecute taint any more/);
+  });
+
+  it('a timer whose pod is terminating already is dropped: no second deletion, no second "Marking for deletion"', async () => {
+    await scheduled('web-1');
+    world.api.store.pods.delete('web-1', { namespace: 'default', gracePeriodSeconds: 30 });
+    const mark = world.api.requests.length;
+    const result = await runDrainer(world.drainerDeps(), t0 + 30 * S);
+    expect(result.pods).toMatchObject({ deleted: 0, alreadyGone: 0, revoked: 1 });
+    expect(world.writesSince(mark)).toEqual([]);
+    expect(world.api.store.events.list({ namespace: 'default' }).items).toEqual([]);
+    expect(await world.stores.podEvictions.get('test', 'default/web-1')).toBeUndefined();
+  });
+
+  it("a timer whose node cannot be read stays due: nothing is decided without the API's word", async () => {
+    await scheduled('web-1');
+    world.api.faults.inject({
+      kind: 'internalError',
+      match: { verb: 'get', resource: 'nodes', name: 'node-a' },
+    });
+    const result = await runDrainer(world.drainerDeps(), t0 + 30 * S);
+    expect(result.pods).toMatchObject({ deleted: 0, skipped: 1 });
+    expect(deleting('web-1')).toBe(false);
+    expect(await world.stores.podEvictions.get('test', 'default/web-1')).toMatchObject({ firing: false });
+    world.api.faults.clear();
+    const retried = await runDrainer(world.drainerDeps(), t0 + 31 * S);
+    expect(retried.pods).toMatchObject({ deleted: 1 });
+    expect(deleting('web-1')).toBe(true);
   });
 
   it('a delete that keeps failing is tried deletePodRetries times, 10 ms apart, and the entry is completed', async () => {
@@ -365,6 +436,7 @@ describe('waiting for the next due item (drainUntilIdle)', () => {
 
   it('waits for a pod eviction timer and fires it at its instant', async () => {
     world.addNode('node-a');
+    taintUnreachable('node-a');
     world.api.store.pods.create(
       {
         metadata: { name: 'web-1', namespace: 'default' },

@@ -1,9 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  decideFiredEviction,
   deletePodRetries,
   deletePodRetryInterval,
   disruptionTargetCondition,
+  type FiredEviction,
   handleNodeUpdate,
   handlePodUpdate,
   nodeUpdated,
@@ -1224,5 +1226,127 @@ describe('controller scenarios (own)', () => {
       createdAt: controller.now,
       fireAt: controller.now + 10 * second,
     });
+  });
+});
+
+describe("decideFiredEviction (a timer is decided again on the API's node and pod)", () => {
+  const fired: FiredEviction = {
+    key: 'default/pod1',
+    uid: 'uid-pod1',
+    nodeName: 'node1',
+    createdAt: fakeNow - 100 * second,
+    fireAt: fakeNow,
+  };
+  const tainted = addTaintsToNode(newNode('node1'), [1]);
+  const tolerating = (seconds: number): Pod => addToleration(newPod('pod1', 'node1'), 1, seconds);
+  const cases: {
+    name: string;
+    pod: Pod | undefined;
+    node: Node | undefined;
+    eviction?: FiredEviction;
+    want: string;
+  }[] = [
+    {
+      name: 'the taint is still there, tolerated for 100 s: due, deleted',
+      pod: tolerating(100),
+      node: tainted,
+      want: 'delete',
+    },
+    {
+      name: 'the taint is no longer tolerated at all: deleted',
+      pod: newPod('pod1', 'node1'),
+      node: tainted,
+      want: 'delete',
+    },
+    {
+      name: 'a longer toleration since does not lengthen the timer (upstream #108982): deleted',
+      pod: tolerating(1000),
+      node: tainted,
+      want: 'delete',
+    },
+    {
+      name: 'the node lost its NoExecute taints (a lost Node Changed): cancelled',
+      pod: tolerating(100),
+      node: newNode('node1'),
+      want: 'cancel',
+    },
+    {
+      name: 'the pod now tolerates the taint forever: cancelled',
+      pod: tolerating(-1),
+      node: tainted,
+      want: 'cancel',
+    },
+    { name: 'the pod is gone: dropped', pod: undefined, node: tainted, want: 'drop' },
+    {
+      name: 'another pod holds the name: dropped',
+      pod: { ...tolerating(100), uid: 'uid-other' },
+      node: tainted,
+      want: 'drop',
+    },
+    {
+      name: 'the pod is terminating already: dropped, no second deletion',
+      pod: { ...tolerating(100), deletionTimestamp: fakeNow - second },
+      node: tainted,
+      want: 'drop',
+    },
+    {
+      name: 'the pod is bound elsewhere now: dropped',
+      pod: tolerating(100),
+      node: tainted,
+      eviction: { ...fired, nodeName: 'node2' },
+      want: 'drop',
+    },
+    { name: 'the node was deleted: dropped (PodGC)', pod: tolerating(100), node: undefined, want: 'drop' },
+    {
+      name: 'an entry without a UID is the pod of its name',
+      pod: tolerating(100),
+      node: tainted,
+      eviction: {
+        key: fired.key,
+        nodeName: fired.nodeName,
+        createdAt: fired.createdAt,
+        fireAt: fired.fireAt,
+      },
+      want: 'delete',
+    },
+  ];
+  it.each(cases)('$name', ({ pod, node, eviction, want }) => {
+    expect(decideFiredEviction(eviction ?? fired, pod, node, fakeNow).kind).toBe(want);
+  });
+
+  it('a timer created after now (the clock stepped back) moves later, as processPodOnNode re-adds it', () => {
+    const ahead = { ...fired, createdAt: fakeNow + 10 * second, fireAt: fakeNow + 110 * second };
+    expect(decideFiredEviction(ahead, tolerating(100), tainted, fakeNow)).toEqual({
+      kind: 'reschedule',
+      createdAt: fakeNow + 10 * second,
+      fireAt: fakeNow + 100 * second,
+    });
+  });
+
+  it('deletes exactly when processPodOnNode, run on the same node and pod with the timer, calls for a deletion now', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: -1, max: 600 }),
+        fc.boolean(),
+        fc.integer({ min: 0, max: 600 }),
+        (seconds, hasTaint, age) => {
+          const pod = seconds < 0 ? newPod('pod1', 'node1') : tolerating(seconds);
+          const node = hasTaint ? tainted : newNode('node1');
+          const eviction = { ...fired, createdAt: fakeNow - age * second };
+          const decision = decideFiredEviction(eviction, pod, node, fakeNow);
+          const actions = hasTaint
+            ? processPodOnNode(
+                { key: fired.key, uid: pod.uid, nodeName: 'node1', tolerations: pod.tolerations },
+                node.taints.filter((t) => t.effect === 'NoExecute'),
+                { createdAt: eviction.createdAt, fireAt: eviction.fireAt },
+                fakeNow,
+              )
+            : [{ kind: 'cancel' as const, key: fired.key }];
+          const deletesNow =
+            actions.length === 0 || actions.some((a) => a.kind === 'schedule' && a.fireAt <= fakeNow);
+          expect(decision.kind === 'delete').toBe(deletesNow);
+        },
+      ),
+    );
   });
 });
