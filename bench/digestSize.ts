@@ -35,6 +35,17 @@ function cluster(nodes: number, seed = 42): Map<string, number> {
   return probes;
 }
 
+/** A fingerprint per node (six base64url characters, as shared/nodeFingerprint.ts writes them). */
+function fingerprintsOf(probes: Map<string, number>): Map<string, string> {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+  let x = 7;
+  const char = (): string => {
+    x = (Math.imul(x, 1_103_515_245) + 12_345) >>> 0;
+    return alphabet[x % 64] ?? 'A';
+  };
+  return new Map([...probes.keys()].map((name) => [name, Array.from({ length: 6 }, char).join('')]));
+}
+
 function digest(probes: Map<string, number>): HeartbeatDigest {
   return {
     schemaVersion: 1,
@@ -67,7 +78,13 @@ console.log('|---|---|---|---|---|---|---|');
 for (const nodes of [1_000, 5_000, 20_000]) {
   const d = digest(cluster(nodes));
   const ours = JSON.stringify(encodeDetail({ detailType: HeartbeatDigestDetailType, detail: d }));
-  const { probeAges, ...head } = JSON.parse(ours) as Record<string, unknown>;
+  const { probeAges, fingerprints: _none, ...head } = JSON.parse(ours) as Record<string, unknown>;
+  const withFingerprints = JSON.stringify(
+    encodeDetail({
+      detailType: HeartbeatDigestDetailType,
+      detail: { ...d, fingerprints: fingerprintsOf(d.probes) },
+    }),
+  );
   const ages = [...d.probes].map(([name, t]) => [name, observedAt - t] as const);
   const byDomain: Record<string, Record<string, number>> = {};
   for (const [name, age] of ages) {
@@ -89,7 +106,9 @@ for (const nodes of [1_000, 5_000, 20_000]) {
   ];
   for (const [label, probes] of variants)
     console.log(row(label, nodes, JSON.stringify({ ...head, ...(probes as object) })));
-  const parts = splitDigest(d, DefaultDigestPartMaxBytes);
+  // What the relay sends: the probes and, per node, the fingerprint of its copy (docs/architecture.md#level-triggered).
+  console.log(row('**v1 with `fingerprints` (as sent)**', nodes, withFingerprints));
+  const parts = splitDigest({ ...d, fingerprints: fingerprintsOf(d.probes) }, DefaultDigestPartMaxBytes);
   console.log(
     `|  v1 parts at ${DefaultDigestPartMaxBytes.toLocaleString('en-US')} bytes | ${nodes.toLocaleString('en-US')} | ${parts.length} part(s) | | | | |`,
   );

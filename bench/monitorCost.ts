@@ -21,7 +21,6 @@ import type { Effect, ResultOf } from '../shared/domain/effects.js';
 import type { Node, NodeCondition } from '../shared/domain/types.js';
 import { HeartbeatDigestDetailType, RelaySource, utf8Bytes, type HeartbeatDigest } from '../shared/events.js';
 import { DefaultDigestPartMaxBytes, heartbeatDigestBytes, splitDigest } from '../shared/heartbeatDigest.js';
-import type { ClusterPort } from '../shared/ports/cluster.js';
 import type { LogFields, Observer } from '../shared/ports/observer.js';
 import type { LoadedState } from '../shared/ports/stores.js';
 import { startDynamoDb } from '../test/helpers/dynamodb.js';
@@ -159,10 +158,16 @@ async function run(nodeCount: number) {
   const stores = db.stores({ clock: { now: () => wall }, settings: { writeConcurrency: 32 } });
   const nodes = Array.from({ length: nodeCount }, (_, i) => eksNode(i));
   const fake = new FakeCluster(nodes);
+  const execute = <E extends Effect>(effect: E): Promise<ResultOf<E>> =>
+    Promise.resolve(fake.execute(effect) as ResultOf<E>);
+  const unused = (): Promise<never> => Promise.reject(new Error('unused in a healthy cluster'));
   const cluster = {
-    execute: <E extends Effect>(effect: E): Promise<ResultOf<E>> =>
-      Promise.resolve(fake.execute(effect) as ResultOf<E>),
-  } satisfies Pick<ClusterPort, 'execute'>;
+    execute,
+    getNode: (name: string) => execute({ kind: 'getNode', node: name }),
+    addNodeLabels: unused,
+    listPodsOnNode: unused,
+    deletePodForTaintEviction: unused,
+  } satisfies MonitorDeps['cluster'];
   const observer = new CountingObserver();
   let triggers = 0;
   const deps: MonitorDeps = {

@@ -11,6 +11,7 @@ import { EventBridgeSchema } from '@aws-lambda-powertools/parser/schemas/eventbr
 import { z } from 'zod';
 import { loadRuntime, type Runtime } from '../shared/adapters/runtime.js';
 import { runMonitorPass, type MonitorCache, type MonitorDeps } from '../shared/app/monitor.js';
+import type { NodeReadMemo } from '../shared/app/reconcileNodes.js';
 import { runScheduledCheck } from '../shared/app/scheduledCheck.js';
 import { HeartbeatDigestDetailType, HeartbeatDigestEvent } from '../shared/events.js';
 import { logger, logParseError } from '../shared/observability.js';
@@ -43,6 +44,9 @@ function getRuntime(): Promise<Runtime> {
 // serialized (reserved concurrency 1), the service removes the entry while it works and puts back only a
 // committed state, and `refresh` rereads everything another writer may have changed.
 const cache: MonitorCache = new Map<string, LoadedState>();
+// What each node was last read from the API for (shared/app/reconcileNodes.ts): with the cache, so a
+// difference the API cannot settle is read once per node per 5 minutes, not every pass.
+const readMemo: NodeReadMemo = new Map();
 
 export const handler = middy<MonitorEvent, undefined>()
   .use(injectLambdaContext(logger, { resetKeys: true }))
@@ -65,5 +69,5 @@ export const handler = middy<MonitorEvent, undefined>()
       return;
     }
     logger.appendKeys({ sequence: event.detail.sequence });
-    await runMonitorPass(deps, event.detail, { cache });
+    await runMonitorPass(deps, event.detail, { cache, readMemo });
   });

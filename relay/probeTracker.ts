@@ -18,6 +18,7 @@
 // deterministic: no I/O, no clock, `now` is an argument.
 import { getNodeCondition, NodeReady, type EpochMillis, type Node } from '../shared/domain/types.js';
 import type { HeartbeatDigest } from '../shared/events.js';
+import { nodeFingerprint } from '../shared/nodeFingerprint.js';
 
 export interface TrackedNode {
   /** The newest Lease spec.renewTime seen (kubelet clock). */
@@ -26,6 +27,8 @@ export interface TrackedNode {
   readyHeartbeatTime?: EpochMillis;
   /** Relay-clock instant of the last observed probe; never moves back. Undefined before the first. */
   probedAt?: EpochMillis;
+  /** The fingerprint of the relay's current copy of the node (shared/nodeFingerprint.ts). */
+  fingerprint: string;
 }
 
 /** One entry per node currently known (seen by observeNodeStatus and not forgotten): bounded memory. */
@@ -54,10 +57,15 @@ function recordProbe(entry: TrackedNode, now: EpochMillis): 'probe' {
 export function observeNodeStatus(tracker: ProbeTracker, node: Node, now: EpochMillis): ProbeObservation {
   const heartbeat = getNodeCondition(node.conditions, NodeReady)?.lastHeartbeatTime;
   const entry = tracker.nodes.get(node.name);
+  const fingerprint = nodeFingerprint(node);
   if (entry === undefined) {
-    tracker.nodes.set(node.name, heartbeat === undefined ? {} : { readyHeartbeatTime: heartbeat });
+    tracker.nodes.set(
+      node.name,
+      heartbeat === undefined ? { fingerprint } : { readyHeartbeatTime: heartbeat, fingerprint },
+    );
     return 'baseline';
   }
+  entry.fingerprint = fingerprint;
   if (heartbeat === entry.readyHeartbeatTime) return 'unchanged';
   entry.readyHeartbeatTime = heartbeat;
   // The Ready condition (or its heartbeat) disappearing is not a sign of life.
@@ -118,14 +126,17 @@ export interface DigestIdentity {
  * upstream gives every node a fresh probe when its controller starts (a relay restart or an outage
  * must not make a healthy node look silent). A node with neither (a kubelet that never came up) is left
  * out: the functions keep the probe they have, as upstream keeps the creation time. A probe later than
- * observedAt (the relay clock stepped back) is sent as observedAt, since ages cannot be negative.
+ * observedAt (the relay clock stepped back) is sent as observedAt, since ages cannot be negative. Every
+ * known node's fingerprint goes along, probed or not, so the functions can tell a stale copy.
  */
 export function buildDigest(tracker: ProbeTracker, identity: DigestIdentity): HeartbeatDigest {
   const probes = new Map<string, EpochMillis>();
+  const fingerprints = new Map<string, string>();
   for (const [name, entry] of tracker.nodes) {
     const baseline = entry.leaseRenewTime !== undefined || entry.readyHeartbeatTime !== undefined;
     const probe = entry.probedAt ?? (baseline ? identity.observingSince : undefined);
     if (probe !== undefined) probes.set(name, Math.min(probe, identity.observedAt));
+    fingerprints.set(name, entry.fingerprint);
   }
   return {
     schemaVersion: 1,
@@ -137,5 +148,6 @@ export function buildDigest(tracker: ProbeTracker, identity: DigestIdentity): He
     observingSince: Math.min(identity.observingSince, identity.observedAt),
     part: { index: 0, count: 1 },
     probes,
+    fingerprints,
   };
 }

@@ -43,7 +43,7 @@ export function heartbeatDigestBytes(digest: HeartbeatDigest): number {
 /**
  * Splits a whole digest (part 0 of 1) into parts whose JSON detail is at most `maxBytes` each. Each
  * part carries the same identity (cluster, relayId, leaderSince, sequence, observedAt) and a disjoint
- * slice of the probes, in name order. A digest that fits is returned as is.
+ * slice of the nodes, in name order (their probes and fingerprints). A digest that fits is returned as is.
  * Throws a RangeError when even one probe per part does not fit.
  *
  * @example splitDigest(digest, DefaultDigestPartMaxBytes).length // 1 for 5,000 nodes (about 57 KB)
@@ -52,16 +52,30 @@ export function splitDigest(digest: HeartbeatDigest, maxBytes: number): Heartbea
   if (digest.part.count !== 1) throw new RangeError('splitDigest: expected a whole digest (part 0 of 1)');
   const total = heartbeatDigestBytes(digest);
   if (total <= maxBytes) return [digest];
-  const names = [...digest.probes.keys()].sort(compareStrings);
+  const { fingerprints } = digest;
+  // Every node named: probed, fingerprinted, or both.
+  const names = [...new Set([...digest.probes.keys(), ...(fingerprints?.keys() ?? [])])].sort(compareStrings);
   // Contiguous, near-equal slices; one more part until every part fits (rarely more than one retry).
   for (let count = Math.max(2, Math.ceil(total / maxBytes)); count <= names.length; count++) {
-    const parts = Array.from({ length: count }, (_, index) => {
+    const parts = Array.from({ length: count }, (_, index): HeartbeatDigest => {
       const slice = names.slice(
         Math.floor((index * names.length) / count),
         Math.floor(((index + 1) * names.length) / count),
       );
-      const probes = new Map(slice.map((name) => [name, digest.probes.get(name) ?? digest.observedAt]));
-      return { ...digest, part: { index, count }, probes };
+      const probes = new Map<string, EpochMillis>();
+      const sliced = new Map<string, string>();
+      for (const name of slice) {
+        const probe = digest.probes.get(name);
+        if (probe !== undefined) probes.set(name, probe);
+        const fingerprint = fingerprints?.get(name);
+        if (fingerprint !== undefined) sliced.set(name, fingerprint);
+      }
+      return {
+        ...digest,
+        part: { index, count },
+        probes,
+        ...(fingerprints !== undefined && { fingerprints: sliced }),
+      };
     });
     if (parts.every((part) => heartbeatDigestBytes(part) <= maxBytes)) return parts;
   }
@@ -110,7 +124,10 @@ export function mergeDigestParts(parts: readonly HeartbeatDigest[]): MergeDigest
       );
     }
     const seen = byIndex.get(part.part.index);
-    if (seen !== undefined && !sameProbes(seen.probes, part.probes)) {
+    if (
+      seen !== undefined &&
+      !(sameEntries(seen.probes, part.probes) && sameEntries(seen.fingerprints, part.fingerprints))
+    ) {
       throw new DigestPartsError(`two different parts with index ${part.part.index}`);
     }
     byIndex.set(part.part.index, part);
@@ -118,15 +135,35 @@ export function mergeDigestParts(parts: readonly HeartbeatDigest[]): MergeDigest
   const missing = Array.from({ length: first.part.count }, (_, i) => i).filter((i) => !byIndex.has(i));
   if (missing.length > 0) return { kind: 'incomplete', missing };
   const probes = new Map<string, EpochMillis>();
+  // Parts of one digest all carry fingerprints, or none do (one relay built them).
+  const fingerprints = first.fingerprints === undefined ? undefined : new Map<string, string>();
   for (let index = 0; index < first.part.count; index++) {
-    for (const [name, at] of byIndex.get(index)?.probes ?? []) {
+    const part = byIndex.get(index);
+    for (const [name, at] of part?.probes ?? []) {
       if (probes.has(name)) throw new DigestPartsError(`node ${name} appears in two parts`);
       probes.set(name, at);
     }
+    if ((part?.fingerprints === undefined) !== (fingerprints === undefined)) {
+      throw new DigestPartsError(
+        `part ${index} and part ${first.part.index} disagree on carrying fingerprints`,
+      );
+    }
+    for (const [name, fingerprint] of part?.fingerprints ?? []) {
+      if (fingerprints?.has(name) === true) throw new DigestPartsError(`node ${name} appears in two parts`);
+      fingerprints?.set(name, fingerprint);
+    }
   }
-  return { kind: 'complete', digest: { ...first, part: { index: 0, count: 1 }, probes } };
+  const merged = { ...first, part: { index: 0, count: 1 }, probes };
+  return {
+    kind: 'complete',
+    digest: fingerprints === undefined ? merged : { ...merged, fingerprints },
+  };
 }
 
-function sameProbes(a: ReadonlyMap<string, EpochMillis>, b: ReadonlyMap<string, EpochMillis>): boolean {
-  return a.size === b.size && [...a].every(([name, at]) => b.get(name) === at);
+function sameEntries<T>(
+  a: ReadonlyMap<string, T> | undefined,
+  b: ReadonlyMap<string, T> | undefined,
+): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return a.size === b.size && [...a].every(([name, value]) => b.get(name) === value);
 }

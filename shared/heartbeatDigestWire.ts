@@ -12,6 +12,7 @@
 import { z } from 'zod';
 import type { EpochMillis } from './domain/types.js';
 import { memoized } from './memo.js';
+import { FingerprintLength, FingerprintPattern } from './nodeFingerprint.js';
 import {
   ClusterName,
   EpochMillisSchema,
@@ -157,6 +158,22 @@ function checkedFast<T>(slow: z.ZodType<T>, fast: (value: unknown) => value is T
   });
 }
 
+/** Fingerprints one after another, as the wire's `fingerprints` string holds them. */
+const FingerprintRun = new RegExp(`^(?:[A-Za-z0-9_-]{${FingerprintLength}})*$`);
+const Fingerprint = z.string().regex(FingerprintPattern, {
+  error: (iss) => `expected a node fingerprint (6 base64url characters), got ${describeInput(iss.input)}`,
+});
+
+/** The fingerprints map's checks (NodeName keys, fingerprint values) as one loop; true only when all hold. */
+export function fingerprintMapIsValid(value: unknown): value is Map<string, string> {
+  if (!(value instanceof Map)) return false;
+  for (const [name, fingerprint] of value as Map<unknown, unknown>) {
+    if (typeof name !== 'string' || !isDNS1123Subdomain(name)) return false;
+    if (typeof fingerprint !== 'string' || !FingerprintPattern.test(fingerprint)) return false;
+  }
+  return true;
+}
+
 const PartSchema = z
   .object({ index: NonNegativeInt, count: z.int().min(1) })
   .refine((part) => part.index < part.count, { path: ['index'], error: 'expected an index below count' });
@@ -176,8 +193,23 @@ const HeartbeatDigestV1 = z
     observingSince: Time.optional(),
     part: PartSchema,
     probeAges: checkedFast(ProbeAgesSchema, probeAgesAreValid),
+    /**
+     * Per node the part names (probeAges' nodes and unprobedNodes), the fingerprint of the relay's copy
+     * (shared/nodeFingerprint.ts), one after another in the code-point order of the node names: six
+     * characters a node, no separator. Optional (relays before it): without it the functions cannot
+     * tell a stale node copy, and do not try.
+     */
+    fingerprints: z
+      .string()
+      .regex(FingerprintRun, { error: 'expected fingerprints of 6 base64url characters each, back to back' })
+      .optional(),
+    /** Nodes the relay knows but has no probe for (a kubelet that never came up): only with fingerprints. */
+    unprobedNodes: z.array(NodeName).readonly().optional(),
   })
-  .superRefine(({ observedAt, probeAges }, ctx) => {
+  .superRefine(({ observedAt, probeAges, fingerprints, unprobedNodes }, ctx) => {
+    if (unprobedNodes !== undefined || fingerprints !== undefined) {
+      checkFingerprintCount(probeAges, fingerprints, unprobedNodes ?? [], ctx);
+    }
     // What the levels cannot check on their own: the whole name, and the instant the age points to.
     // Keys rather than entries, here and in decode: a pair per node per digest is garbage to collect.
     for (const domain of Object.keys(probeAges)) {
@@ -205,17 +237,84 @@ const HeartbeatDigestV1 = z
     }
   });
 
-const HeartbeatDigestDomain = z.object({
-  schemaVersion: z.literal(1),
-  cluster: ClusterName,
-  relayId: z.string().min(1).max(253),
-  leaderSince: EpochMillisSchema,
-  sequence: NonNegativeInt,
-  observedAt: EpochMillisSchema,
-  observingSince: EpochMillisSchema,
-  part: PartSchema,
-  probes: checkedFast(z.map(NodeName, EpochMillisSchema), probesAreValid),
-});
+function countLeaves(levels: Readonly<Record<string, Readonly<Record<string, Readonly<object>>>>>): number {
+  let count = 0;
+  for (const domain of Object.keys(levels)) {
+    const prefixes = levels[domain] ?? {};
+    for (const prefix of Object.keys(prefixes)) count += Object.keys(prefixes[prefix] ?? {}).length;
+  }
+  return count;
+}
+
+/** One fingerprint per node named (probed or not), and the unprobed ones really without a probe. */
+function checkFingerprintCount(
+  probeAges: ProbeAges,
+  fingerprints: string | undefined,
+  unprobedNodes: readonly string[],
+  ctx: z.RefinementCtx,
+): void {
+  if (fingerprints === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['unprobedNodes'], message: 'expected only with fingerprints' });
+    return;
+  }
+  const unprobed = new Set(unprobedNodes);
+  if (unprobed.size !== unprobedNodes.length) {
+    ctx.addIssue({ code: 'custom', path: ['unprobedNodes'], message: 'expected each node once' });
+  }
+  for (const name of unprobed) {
+    const { domain, prefix, suffix } = splitNodeNameOnce(name);
+    if (probeAges[domain]?.[prefix]?.[suffix] !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['unprobedNodes'],
+        message: `expected no probe for ${name}, got one in probeAges`,
+      });
+    }
+  }
+  const nodes = countLeaves(probeAges) + unprobed.size;
+  // A string that is not whole fingerprints, or names that are not valid, are reported by their own checks.
+  if (
+    fingerprints.length !== nodes * FingerprintLength &&
+    FingerprintRun.test(fingerprints) &&
+    probeAgesAreValid(probeAges)
+  ) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['fingerprints'],
+      message: `expected ${nodes} fingerprints (one per node named), got ${fingerprints.length / FingerprintLength}`,
+    });
+  }
+}
+
+const HeartbeatDigestDomain = z
+  .object({
+    schemaVersion: z.literal(1),
+    cluster: ClusterName,
+    relayId: z.string().min(1).max(253),
+    leaderSince: EpochMillisSchema,
+    sequence: NonNegativeInt,
+    observedAt: EpochMillisSchema,
+    observingSince: EpochMillisSchema,
+    part: PartSchema,
+    probes: checkedFast(z.map(NodeName, EpochMillisSchema), probesAreValid),
+    /**
+     * Per node the relay knows (probed or not), the fingerprint of its copy; absent from a relay that does
+     * not send them. When present, every probed node has one.
+     */
+    fingerprints: checkedFast(z.map(NodeName, Fingerprint), fingerprintMapIsValid).optional(),
+  })
+  .superRefine(({ probes, fingerprints }, ctx) => {
+    if (fingerprints === undefined) return;
+    for (const name of probes.keys()) {
+      if (!fingerprints.has(name)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['fingerprints', name],
+          message: 'expected a fingerprint for every probed node',
+        });
+      }
+    }
+  });
 
 function compareStrings(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
@@ -229,7 +328,7 @@ export const HeartbeatDigestDetail = z.codec(
   z.discriminatedUnion('schemaVersion', [HeartbeatDigestV1], { error: schemaVersionError }),
   HeartbeatDigestDomain,
   {
-    decode: ({ probeAges, observingSince, ...rest }) => {
+    decode: ({ probeAges, fingerprints, unprobedNodes, observingSince, ...rest }) => {
       const probes = new Map<string, EpochMillis>();
       for (const domain of Object.keys(probeAges)) {
         const prefixes = probeAges[domain] ?? {};
@@ -240,9 +339,16 @@ export const HeartbeatDigestDetail = z.codec(
           }
         }
       }
-      return { ...rest, observingSince: observingSince ?? rest.leaderSince, probes };
+      const decoded = { ...rest, observingSince: observingSince ?? rest.leaderSince, probes };
+      if (fingerprints === undefined) return decoded;
+      const names = [...probes.keys(), ...(unprobedNodes ?? [])].sort(compareStrings);
+      const byName = new Map<string, string>();
+      names.forEach((name, i) => {
+        byName.set(name, fingerprints.slice(i * FingerprintLength, (i + 1) * FingerprintLength));
+      });
+      return { ...decoded, fingerprints: byName };
     },
-    encode: ({ probes, ...rest }) => {
+    encode: ({ probes, fingerprints, ...rest }) => {
       // Sorted, so equal digests encode to equal bytes.
       const names = [...probes.keys()].sort(compareStrings);
       const probeAges: Record<string, Record<string, Record<string, number>>> = {};
@@ -250,7 +356,15 @@ export const HeartbeatDigestDetail = z.codec(
         const { domain, prefix, suffix } = splitNodeName(name);
         ((probeAges[domain] ??= {})[prefix] ??= {})[suffix] = rest.observedAt - (probes.get(name) ?? 0);
       }
-      return { ...rest, probeAges };
+      if (fingerprints === undefined) return { ...rest, probeAges };
+      const all = [...fingerprints.keys()].sort(compareStrings);
+      const unprobedNodes = all.filter((name) => !probes.has(name));
+      return {
+        ...rest,
+        probeAges,
+        fingerprints: all.map((name) => fingerprints.get(name) ?? '').join(''),
+        ...(unprobedNodes.length > 0 && { unprobedNodes }),
+      };
     },
   },
 );

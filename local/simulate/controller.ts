@@ -34,6 +34,7 @@ import {
   type MonitorCache,
   type MonitorDeps,
 } from '../../shared/app/monitor.js';
+import type { NodeReadMemo } from '../../shared/app/reconcileNodes.js';
 import { runScheduledCheck } from '../../shared/app/scheduledCheck.js';
 import { runNodeTaints } from '../../shared/app/nodeTaints.js';
 import { processPodChange } from '../../shared/app/podProcessing.js';
@@ -201,6 +202,7 @@ export function createSimulatedController(options: SimulatedControllerOptions): 
   };
   const withClock = { ...common, clock: scheduler };
   const cache: MonitorCache = new Map<string, LoadedState>();
+  const readMemo: NodeReadMemo = new Map();
 
   // One parse per published event, shared by its targets and by every copy chaos delivers: they all get
   // the same bytes, so each Lambda's own parse gives the same event, or the same error. Frozen, so no
@@ -256,7 +258,7 @@ export function createSimulatedController(options: SimulatedControllerOptions): 
         if (payload.kind === 'schedule') return runScheduledCheck(monitorDeps, scheduler.now());
         const event = relayEvent(payload);
         if (event['detail-type'] !== HeartbeatDigestDetailType) throw wrongEvent('monitorNodeHealth', event);
-        return runMonitorPass(monitorDeps, event.detail, { cache });
+        return runMonitorPass(monitorDeps, event.detail, { cache, readMemo });
       },
     },
     evictionDrainer: {

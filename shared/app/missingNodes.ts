@@ -29,7 +29,9 @@ export async function readMissingNodes(
   digest: HeartbeatDigest,
 ): Promise<Map<string, Node>> {
   const { cluster, observer, signal } = deps;
-  const missing = [...digest.probes.keys()].filter((name) => !loaded.nodes.has(name)).sort();
+  // Every node the relay knows: probed, or only fingerprinted (a kubelet that never came up).
+  const named = new Set([...digest.probes.keys(), ...(digest.fingerprints?.keys() ?? [])]);
+  const missing = [...named].filter((name) => !loaded.nodes.has(name)).sort();
   const fetched = new Map<string, Node>();
   for (const name of missing.slice(0, MaxMissingNodeReadsPerPass)) {
     const got = await cluster.execute(

@@ -22,7 +22,7 @@ import type { ControllerState } from '../domain/controllerState.js';
 import { driveAsync } from '../domain/effects.js';
 import { monitorNodeHealth, type MonitorPassResult } from '../domain/monitorNodeHealth.js';
 import { nextHandOutAt } from '../domain/rateLimitedTimedQueue.js';
-import type { EpochMillis, Lease } from '../domain/types.js';
+import type { EpochMillis, Lease, Node } from '../domain/types.js';
 import { EventParseError, VersionConflictError } from '../errors.js';
 import type { HeartbeatDigest } from '../events.js';
 import { digestIsNewer, mergeDigestParts, type DigestPosition } from '../heartbeatDigest.js';
@@ -33,6 +33,13 @@ import type { ClusterMeta, LoadedState, StateStores } from '../ports/stores.js';
 import { DecidingExecutor } from './decisions.js';
 import type { TriggerDrainer } from './drainer.js';
 import { readMissingNodes } from './missingNodes.js';
+import {
+  nodeCheckDecisions,
+  nodesToCheck,
+  readCheckedNodes,
+  repairNodes,
+  type NodeReadMemo,
+} from './reconcileNodes.js';
 import { ClusterSubject, nodeContext, passDecisions, reportMetrics, zoneLabel } from './monitorReport.js';
 
 /** The Decisions `source` of the monitor's records. */
@@ -44,9 +51,16 @@ export interface MonitorDeps {
     StateStores,
     'controllerState' | 'decisions' | 'digestParts' | 'podEvictions' | 'nodes'
   >;
-  readonly cluster: Pick<ClusterPort, 'execute'>;
+  /** The pass's effects, and the node-change path of the copies it repairs (reconcileNodes.ts). */
+  readonly cluster: Pick<
+    ClusterPort,
+    'execute' | 'getNode' | 'addNodeLabels' | 'listPodsOnNode' | 'deletePodForTaintEviction'
+  >;
   readonly observer: Observer;
-  /** Measures how long a pass takes (metrics only; decisions use the digest's observedAt). */
+  /**
+   * Measures how long a pass takes (metrics), and stamps the repairs of node copies (the node-change
+   * path's decisions, like node-taints'); the pass's decisions use the digest's observedAt.
+   */
   readonly clock: Clock;
   /** Starts the drainer after a pass that left something due; absent: the drainer's schedule does it. */
   readonly triggerDrainer?: TriggerDrainer;
@@ -95,6 +109,11 @@ export type MonitorOutcome =
 
 export interface RunMonitorPassOptions {
   readonly cache?: MonitorCache;
+  /**
+   * What nodes were read from the API for, and when (reconcileNodes.ts): kept by the warm function
+   * beside `cache`, so a difference the API cannot settle is not read again every pass.
+   */
+  readonly readMemo?: NodeReadMemo;
 }
 
 function positionOf(meta: ClusterMeta): DigestPosition | undefined {
@@ -221,6 +240,7 @@ export async function runMonitorPass(
         startedAt,
         split,
         cache,
+        readMemo: options.readMemo ?? (new Map() as NodeReadMemo),
       });
       return { kind: 'processed', summary };
     } catch (error) {
@@ -245,13 +265,14 @@ interface PassOptions {
   /** The digest arrived in parts: its stored parts are dropped once it is committed. */
   readonly split: boolean;
   readonly cache: MonitorCache | undefined;
+  readonly readMemo: NodeReadMemo;
 }
 
 async function passAndCommit(
   deps: MonitorDeps,
   loaded: LoadedState,
   digest: HeartbeatDigest,
-  { attempts, startedAt, split, cache }: PassOptions,
+  { attempts, startedAt, split, cache, readMemo }: PassOptions,
 ): Promise<MonitorPassSummary> {
   const { config, stores, observer, clock, signal } = deps;
   const cluster = config.cluster;
@@ -337,9 +358,27 @@ async function passAndCommit(
   // or was lost. Read from the API, a node counts in its zone from the first digest that names it (a
   // zone counted without its dead nodes would be tainted at the normal rate); kept with the pass's copies.
   const fetched = await readMissingNodes(deps, loaded, digest);
-  const nodes = [...loaded.nodes.values(), ...fetched.values()].sort((a, b) =>
-    a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+  // Level-triggered (docs/architecture.md#level-triggered): copies that differ from the relay's, that the
+  // relay no longer knows, or that call for a write node-taints never made, are read from the API; the
+  // pass decides on the API's copies, and repairNodes makes them the stored ones after the commit.
+  const checked = await readCheckedNodes(
+    deps,
+    nodesToCheck(
+      loaded.nodes,
+      digest,
+      readMemo,
+      clock.now(),
+      (name) => loaded.versions.nodes.get(name)?.updatedAtMs,
+    ),
+    readMemo,
+    clock.now(),
   );
+  const nodes: Node[] = [];
+  for (const node of loaded.nodes.values()) {
+    if (!checked.gone.has(node.name)) nodes.push(checked.corrected.get(node.name)?.live ?? node);
+  }
+  nodes.push(...fetched.values());
+  nodes.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const passStarted = clock.now();
   const pass: MonitorPassResult = await driveAsync(
     // The digest is the only probe source (nodeHealth.ts heartbeatIsProbe): the node copies lag.
@@ -372,6 +411,10 @@ async function passAndCommit(
   );
   cache?.set(cluster, committed);
   if (split) await stores.digestParts.clearParts(cluster, digest, opts);
+  // Before the pass's own node copies (putNode keeps the newest resourceVersion): a replacement is
+  // conditional on the stored copy the check compared.
+  await executor.record(nodeCheckDecisions(checked));
+  await repairNodes(deps, checked, readMemo);
   // Nodes the API returned in this pass are newer than the cache's copies (heartbeat-only status posts
   // are not Node Changed): keep them, so the next status write starts from the cluster's resourceVersion.
   // putNode never replaces a newer copy, so a Node Changed that got there first wins.

@@ -46,6 +46,11 @@ export interface NodeTaintsDeps {
 export interface InvocationOptions {
   /** The handler's deadline: aborts store and cluster calls. */
   readonly signal?: AbortSignal;
+  /**
+   * The change's node was just read from the API and its copy is the caller's to store (the monitor's
+   * repair of a stale copy, reconcileNodes.ts): decide on it as it is, without ordering or reading it.
+   */
+  readonly fromApi?: boolean;
 }
 
 export type NodeTaintsOutcome =
@@ -97,7 +102,7 @@ export async function runNodeTaints(
   const callOpts = signal === undefined ? {} : { signal };
   const fields = { cluster: change.cluster, node: change.node.name, type: change.type };
 
-  const order = await recordNodeChange(stores.nodes, change, callOpts);
+  const order = options.fromApi === true ? 'applied' : await recordNodeChange(stores.nodes, change, callOpts);
   if (order === 'stale') {
     observer.info('node-taints: stale Node Changed, nothing to do', {
       ...fields,
@@ -116,7 +121,7 @@ export async function runNodeTaints(
   // is not repeated; a new version reads it when the event's node calls for a write, so a forged or
   // stale event never adds or removes a taint the API's node does not call for.
   let node = change.node;
-  if (order === 'redelivered' || needsWrite(node)) {
+  if (options.fromApi !== true && (order === 'redelivered' || needsWrite(node))) {
     const live = await cluster.getNode(node.name, callOpts);
     if (!live.ok) {
       if (live.reason === 'NotFound') {

@@ -215,6 +215,20 @@ export interface NodeStore {
     resourceVersion: string | undefined,
     opts?: StoreCallOptions,
   ): Promise<NodeWriteResult>;
+  /**
+   * Replaces the stored copy with the node as the API has it (`node`), or with a tombstone (`undefined`:
+   * the API has no such node), whatever resourceVersion is stored: the API is the truth, and a stored
+   * resourceVersion may have jumped ahead (a forged event) or the API's gone back (an etcd restore).
+   * Conditional on the stored copy still being the one the caller compared (`expected`: its
+   * resourceVersion, undefined for none): `applied: false` when another writer got there first.
+   */
+  replaceNode(
+    cluster: string,
+    name: string,
+    node: Node | undefined,
+    expected: { readonly resourceVersion: string | undefined },
+    opts?: StoreCallOptions,
+  ): Promise<NodeWriteResult>;
   /** One node from the cache (strongly consistent); undefined when absent or deleted. */
   getNode(cluster: string, name: string, opts?: StoreCallOptions): Promise<Node | undefined>;
   /** Several nodes (the drainer's queued ones); absent and deleted ones are left out. */

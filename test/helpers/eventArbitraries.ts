@@ -110,6 +110,9 @@ export const pod: fc.Arbitrary<Pod> = fc.record(
   { requiredKeys: ['namespace', 'name', 'uid', 'nodeName', 'tolerations'] },
 );
 
+/** A node fingerprint (shared/nodeFingerprint.ts): six base64url characters. */
+export const fingerprint: fc.Arbitrary<string> = fc.stringMatching(/^[A-Za-z0-9_-]{6}$/);
+
 /** A whole digest (part 0 of 1) with up to `maxNodes` probes, each at or before observedAt. */
 export function heartbeatDigest(maxNodes = 40): fc.Arbitrary<HeartbeatDigest> {
   return fc
@@ -124,12 +127,29 @@ export function heartbeatDigest(maxNodes = 40): fc.Arbitrary<HeartbeatDigest> {
         selector: ([name]) => name,
         maxLength: maxNodes,
       }),
+      /** Fingerprints of the probed nodes, and of nodes the relay knows without a probe (or none at all). */
+      fingerprints: fc.option(
+        fc.record({
+          probed: fc.array(fingerprint, { minLength: maxNodes, maxLength: maxNodes }),
+          unprobed: fc.uniqueArray(fc.tuple(nodeName, fingerprint), {
+            selector: ([name]) => name,
+            maxLength: 5,
+          }),
+        }),
+        { nil: undefined },
+      ),
     })
-    .map(({ ages, observingSinceAge, ...rest }) => ({
-      schemaVersion: 1 as const,
-      ...rest,
-      observingSince: rest.observedAt - observingSinceAge,
-      part: { index: 0, count: 1 },
-      probes: new Map(ages.map(([name, age]) => [name, rest.observedAt - age])),
-    }));
+    .map(({ ages, observingSinceAge, fingerprints, ...rest }) => {
+      const digest = {
+        schemaVersion: 1 as const,
+        ...rest,
+        observingSince: rest.observedAt - observingSinceAge,
+        part: { index: 0, count: 1 },
+        probes: new Map(ages.map(([name, age]) => [name, rest.observedAt - age])),
+      };
+      if (fingerprints === undefined) return digest;
+      const known = new Map(ages.map(([name], i) => [name, fingerprints.probed[i] ?? 'AAAAAA']));
+      for (const [name, value] of fingerprints.unprobed) if (!known.has(name)) known.set(name, value);
+      return { ...digest, fingerprints: known };
+    });
 }

@@ -5,6 +5,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
+  fingerprintMapIsValid,
   HeartbeatDigestDetail,
   ProbeAgesSchema,
   probeAgesAreValid,
@@ -83,6 +84,16 @@ describe('probeAgesAreValid', () => {
   });
 });
 
+describe('fingerprintMapIsValid', () => {
+  it('holds for valid names and fingerprints only', () => {
+    expect(fingerprintMapIsValid(new Map([['n1', 'AbC-_9']]))).toBe(true);
+    expect(fingerprintMapIsValid(new Map([['n1', 'AbC-_']]))).toBe(false);
+    expect(fingerprintMapIsValid(new Map([['N1', 'AbC-_9']]))).toBe(false);
+    expect(fingerprintMapIsValid(new Map([['n1', 3]]))).toBe(false);
+    expect(fingerprintMapIsValid({})).toBe(false);
+  });
+});
+
 describe('probesAreValid', () => {
   const Slow = z.map(NodeName, EpochMillisSchema);
   const names = mostly(
@@ -148,6 +159,66 @@ describe('HeartbeatDigestDetail with the fast checks', () => {
     ]);
     expect(result.error?.issues).toEqual(
       reference.error?.issues.map((i) => ({ ...i, path: ['probeAges', ...i.path] })),
+    );
+  });
+
+  it('carries one fingerprint per node, in name order, for probed and unprobed nodes, and back', () => {
+    // Names in code-point order: ip-10-0-12-7…, ip-10-0-12-8…, ip-10-0-12-9… (unprobed), n1.
+    const fingerprints = 'AAAAAABBBBBBCCCCCCx_y-z0';
+    const unprobedNodes = ['ip-10-0-12-9.eu-west-1.compute.internal'];
+    const digest = HeartbeatDigestDetail.parse({ ...wire, fingerprints, unprobedNodes });
+    expect([...(digest.fingerprints ?? [])]).toEqual([
+      ['ip-10-0-12-7.eu-west-1.compute.internal', 'AAAAAA'],
+      ['ip-10-0-12-8.eu-west-1.compute.internal', 'BBBBBB'],
+      ['ip-10-0-12-9.eu-west-1.compute.internal', 'CCCCCC'], // a kubelet that never came up: no probe
+      ['n1', 'x_y-z0'],
+    ]);
+    expect(digest.probes.has('ip-10-0-12-9.eu-west-1.compute.internal')).toBe(false);
+    expect(z.encode(HeartbeatDigestDetail, digest)).toEqual({
+      ...wire,
+      observingSince: wire.leaderSince,
+      fingerprints,
+      unprobedNodes,
+    });
+    // A relay that sends none: the functions get none.
+    expect(HeartbeatDigestDetail.parse(wire).fingerprints).toBeUndefined();
+  });
+
+  it.each([
+    {
+      name: 'one fingerprint too few',
+      extra: { fingerprints: 'AAAAAABBBBBB' },
+      want: [['fingerprints', 'expected 3 fingerprints (one per node named), got 2']],
+    },
+    {
+      name: 'a fingerprint cut short',
+      extra: { fingerprints: 'AAAAAABBBBBBCCCCC' },
+      want: [['fingerprints', 'expected fingerprints of 6 base64url characters each, back to back']],
+    },
+    {
+      name: 'unprobed nodes without fingerprints',
+      extra: { unprobedNodes: ['n2'] },
+      want: [['unprobedNodes', 'expected only with fingerprints']],
+    },
+    {
+      name: 'an unprobed node that has a probe',
+      extra: { fingerprints: 'AAAAAABBBBBBCCCCCCDDDDDD', unprobedNodes: ['n1'] },
+      want: [['unprobedNodes', 'expected no probe for n1, got one in probeAges']],
+    },
+  ])('names what is wrong: $name', ({ extra, want }) => {
+    const result = HeartbeatDigestDetail.safeParse({ ...wire, ...extra });
+    expect(result.error?.issues.map((i) => [i.path.join('/'), i.message])).toEqual(want);
+  });
+
+  it('refuses to encode fingerprints that leave out a probed node', () => {
+    const digest = HeartbeatDigestDetail.parse(wire);
+    const result = z.safeEncode(HeartbeatDigestDetail, {
+      ...digest,
+      fingerprints: new Map([['n1', 'AAAAAA']]),
+    });
+    expect(result.success).toBe(false);
+    expect(result.error?.issues.map((i) => i.message)).toContain(
+      'expected a fingerprint for every probed node',
     );
   });
 

@@ -58,6 +58,19 @@ function resourceVersionIsNewer(e: Expression, resourceVersion: string, orEqual:
   );
 }
 
+/**
+ * putNode's and deleteNode's condition: newer than what is stored (`orEqual` for deletions). Without a
+ * resourceVersion there is nothing to order by: the write applies (tests, tools).
+ */
+function newerThanStored(
+  resourceVersion: string | undefined,
+  orEqual: boolean,
+): ((e: Expression) => string) | undefined {
+  return resourceVersion === undefined
+    ? undefined
+    : (e) => resourceVersionIsNewer(e, resourceVersion, orEqual);
+}
+
 export class DynamoDbNodeStore implements NodeStore {
   constructor(private readonly ctx: DynamoContext) {}
 
@@ -69,7 +82,14 @@ export class DynamoDbNodeStore implements NodeStore {
       deleted: undefined,
       expiresAt: undefined,
     };
-    return this.write(cluster, node.name, node.resourceVersion, false, set, opts);
+    return this.write(
+      cluster,
+      node.name,
+      node.resourceVersion,
+      set,
+      newerThanStored(node.resourceVersion, false),
+      opts,
+    );
   }
 
   async deleteNode(
@@ -83,7 +103,36 @@ export class DynamoDbNodeStore implements NodeStore {
       deleted: true,
       expiresAt: expiresAt(this.ctx.clock.now(), this.ctx.settings.tombstoneTtlSeconds),
     };
-    return this.write(cluster, name, resourceVersion, true, set, opts);
+    return this.write(cluster, name, resourceVersion, set, newerThanStored(resourceVersion, true), opts);
+  }
+
+  async replaceNode(
+    cluster: string,
+    name: string,
+    node: Node | undefined,
+    expected: { readonly resourceVersion: string | undefined },
+    opts: StoreCallOptions = {},
+  ): Promise<NodeWriteResult> {
+    const set =
+      node === undefined
+        ? {
+            object: undefined,
+            deleted: true,
+            expiresAt: expiresAt(this.ctx.clock.now(), this.ctx.settings.tombstoneTtlSeconds),
+          }
+        : {
+            object: encodeNodeObject(node),
+            zone: encodeZone(getZoneKey(node.labels)),
+            excluded: isNodeExcludedFromDisruptionChecks(node),
+            deleted: undefined,
+            expiresAt: undefined,
+          };
+    const condition = (e: Expression): string =>
+      expected.resourceVersion === undefined
+        ? `attribute_not_exists(${e.n('resourceVersion')})`
+        : `${e.n('resourceVersion')} = ${e.v(expected.resourceVersion)}`;
+    // A tombstone keeps the last resourceVersion it replaced, as deleteNode's does.
+    return this.write(cluster, name, node?.resourceVersion ?? expected.resourceVersion, set, condition, opts);
   }
 
   async getNode(cluster: string, name: string, opts: StoreCallOptions = {}): Promise<Node | undefined> {
@@ -144,12 +193,13 @@ export class DynamoDbNodeStore implements NodeStore {
     return found;
   }
 
+  /** One conditional write of the node group; `condition` builds the ConditionExpression (none: always). */
   private async write(
     cluster: string,
     name: string,
     resourceVersion: string | undefined,
-    isDelete: boolean,
     set: Readonly<Record<string, unknown>>,
+    condition: ((e: Expression) => string) | undefined,
     opts: StoreCallOptions,
   ): Promise<NodeWriteResult> {
     const { ctx } = this;
@@ -167,9 +217,7 @@ export class DynamoDbNodeStore implements NodeStore {
       },
       [`${e.n('nodeVersion')} = if_not_exists(${e.n('nodeVersion')}, ${e.v(0)}) + ${e.v(1)}`],
     );
-    // Without a resourceVersion there is nothing to order by: the write applies (tests, tools).
-    const condition =
-      resourceVersion === undefined ? undefined : resourceVersionIsNewer(e, resourceVersion, isDelete);
+    const conditionExpression = condition?.(e);
     try {
       await request(
         ctx,
@@ -181,7 +229,7 @@ export class DynamoDbNodeStore implements NodeStore {
               TableName: ctx.tables.nodes,
               Key: key,
               UpdateExpression: update,
-              ...(condition !== undefined && { ConditionExpression: condition }),
+              ...(conditionExpression !== undefined && { ConditionExpression: conditionExpression }),
               ...e.params,
               ReturnConsumedCapacity: 'TOTAL',
             }),
@@ -191,7 +239,8 @@ export class DynamoDbNodeStore implements NodeStore {
       );
       return { applied: true };
     } catch (error) {
-      // A newer (or the same) resourceVersion is stored: this event is stale or a duplicate.
+      // A newer (or the same) resourceVersion is stored (this event is stale or a duplicate), or the
+      // copy a replacement expected was replaced meanwhile.
       if (error instanceof VersionConflictError) return { applied: false };
       throw error;
     }

@@ -125,3 +125,72 @@ describe('NodeStore.putNode: never overwrites a newer resourceVersion', () => {
     expect(db.commands.get('BatchGetItem')).toBe(2); // 100 keys per request
   });
 });
+
+describe("NodeStore.replaceNode: the API's copy replaces the stored one, whatever its resourceVersion", () => {
+  it('heals a resourceVersion that jumped ahead (a forged event): later real versions apply again', async () => {
+    const stores = db.stores();
+    const cluster = 'replace-ahead';
+    await stores.nodes.putNode(cluster, node('n1', '999999999', { unschedulable: true }));
+    // Every real change after the forged one was "stale".
+    expect(await stores.nodes.putNode(cluster, node('n1', '120'))).toEqual({ applied: false });
+    expect(
+      await stores.nodes.replaceNode(cluster, 'n1', node('n1', '121'), { resourceVersion: '999999999' }),
+    ).toEqual({ applied: true });
+    expect(await stores.nodes.getNode(cluster, 'n1')).toEqual(node('n1', '121'));
+    expect(await stores.nodes.putNode(cluster, node('n1', '122', { unschedulable: true }))).toEqual({
+      applied: true,
+    });
+  });
+
+  it('takes a resourceVersion that went back (an etcd restore)', async () => {
+    const stores = db.stores();
+    const cluster = 'replace-back';
+    await stores.nodes.putNode(cluster, node('n1', '5000'));
+    expect(
+      await stores.nodes.replaceNode(cluster, 'n1', node('n1', '300'), { resourceVersion: '5000' }),
+    ).toEqual({
+      applied: true,
+    });
+    expect((await stores.nodes.getNode(cluster, 'n1'))?.resourceVersion).toBe('300');
+  });
+
+  it('loses to a writer that replaced the compared copy meanwhile, and changes nothing', async () => {
+    const stores = db.stores();
+    const cluster = 'replace-race';
+    await stores.nodes.putNode(cluster, node('n1', '10'));
+    await stores.nodes.putNode(cluster, node('n1', '11', { unschedulable: true })); // a Node Changed landed
+    expect(
+      await stores.nodes.replaceNode(cluster, 'n1', node('n1', '10'), { resourceVersion: '10' }),
+    ).toEqual({
+      applied: false,
+    });
+    expect((await stores.nodes.getNode(cluster, 'n1'))?.resourceVersion).toBe('11');
+  });
+
+  it('stores a node the cache never had only while it still has none', async () => {
+    const stores = db.stores();
+    const cluster = 'replace-new';
+    expect(
+      await stores.nodes.replaceNode(cluster, 'n1', node('n1', '7'), { resourceVersion: undefined }),
+    ).toEqual({
+      applied: true,
+    });
+    expect(
+      await stores.nodes.replaceNode(cluster, 'n1', node('n1', '8'), { resourceVersion: undefined }),
+    ).toEqual({
+      applied: false,
+    });
+  });
+
+  it('a node the API no longer has becomes a tombstone that keeps the replaced resourceVersion', async () => {
+    const stores = db.stores();
+    const cluster = 'replace-gone';
+    await stores.nodes.putNode(cluster, node('n1', '40'));
+    expect(await stores.nodes.replaceNode(cluster, 'n1', undefined, { resourceVersion: '40' })).toEqual({
+      applied: true,
+    });
+    expect(await stores.nodes.getNode(cluster, 'n1')).toBeUndefined();
+    expect(await rawItem(cluster, 'n1')).toMatchObject({ deleted: true, resourceVersion: '40' });
+    expect(await stores.nodes.putNode(cluster, node('n1', '39'))).toEqual({ applied: false });
+  });
+});

@@ -192,6 +192,13 @@ export async function startWorld(
         },
         { type: 'merge', subresource: 'status' },
       );
+      // What node-taints does on the node's ADDED (doNoScheduleTaintingPass): the not-ready taint
+      // admission put on the new node goes once it reports Ready=True. Left in place, the monitor would
+      // find it a write node-taints missed, and make it.
+      const taints = (api.store.nodes.get(name).spec?.taints ?? []).filter(
+        (t) => !(t.key === 'node.kubernetes.io/not-ready' && t.effect === 'NoSchedule'),
+      );
+      api.store.nodes.patch(name, { spec: { taints } }, { type: 'merge' });
     },
     syncNodeCache: async () => {
       const listed = await cluster.listNodes();
