@@ -12,6 +12,7 @@ import { z } from 'zod';
 import { loadRuntime, type Runtime } from '../shared/adapters/runtime.js';
 import { runMonitorPass, type MonitorCache, type MonitorDeps } from '../shared/app/monitor.js';
 import type { NodeReadMemo } from '../shared/app/reconcileNodes.js';
+import type { PodSweepMemo } from '../shared/app/reconcilePods.js';
 import { runScheduledCheck } from '../shared/app/scheduledCheck.js';
 import { HeartbeatDigestDetailType, HeartbeatDigestEvent } from '../shared/events.js';
 import { logger, logParseError } from '../shared/observability.js';
@@ -47,6 +48,8 @@ const cache: MonitorCache = new Map<string, LoadedState>();
 // What each node was last read from the API for (shared/app/reconcileNodes.ts): with the cache, so a
 // difference the API cannot settle is read once per node per 5 minutes, not every pass.
 const readMemo: NodeReadMemo = new Map();
+// When the pods of each node that matters were last decided from the API (reconcilePods.ts).
+const podSweepMemo: PodSweepMemo = new Map();
 
 export const handler = middy<MonitorEvent, undefined>()
   .use(injectLambdaContext(logger, { resetKeys: true }))
@@ -69,5 +72,5 @@ export const handler = middy<MonitorEvent, undefined>()
       return;
     }
     logger.appendKeys({ sequence: event.detail.sequence });
-    await runMonitorPass(deps, event.detail, { cache, readMemo });
+    await runMonitorPass(deps, event.detail, { cache, readMemo, podSweepMemo });
   });

@@ -205,6 +205,8 @@ export const PodSchema = z.object({
   }),
   tolerations: boundedList(TolerationSchema, 'tolerations', MaxPodTolerations),
   ownerKind: boundedText('a controller kind', MaxPodTextBytes).pipe(NonEmpty).optional(),
+  /** Additive in v1: when the pod was created (the pod sweep reads it). */
+  creationTimestamp: Time.optional(),
   deletionTimestamp: Time.optional(),
   deletionGracePeriodSeconds: NonNegativeInt.optional(),
   ready: ConditionStatusSchema.optional(),

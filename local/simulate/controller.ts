@@ -35,6 +35,7 @@ import {
   type MonitorDeps,
 } from '../../shared/app/monitor.js';
 import type { NodeReadMemo } from '../../shared/app/reconcileNodes.js';
+import type { PodSweepMemo } from '../../shared/app/reconcilePods.js';
 import { runScheduledCheck } from '../../shared/app/scheduledCheck.js';
 import { runNodeTaints } from '../../shared/app/nodeTaints.js';
 import { processPodChange } from '../../shared/app/podProcessing.js';
@@ -203,6 +204,7 @@ export function createSimulatedController(options: SimulatedControllerOptions): 
   const withClock = { ...common, clock: scheduler };
   const cache: MonitorCache = new Map<string, LoadedState>();
   const readMemo: NodeReadMemo = new Map();
+  const podSweepMemo: PodSweepMemo = new Map();
 
   // One parse per published event, shared by its targets and by every copy chaos delivers: they all get
   // the same bytes, so each Lambda's own parse gives the same event, or the same error. Frozen, so no
@@ -258,7 +260,7 @@ export function createSimulatedController(options: SimulatedControllerOptions): 
         if (payload.kind === 'schedule') return runScheduledCheck(monitorDeps, scheduler.now());
         const event = relayEvent(payload);
         if (event['detail-type'] !== HeartbeatDigestDetailType) throw wrongEvent('monitorNodeHealth', event);
-        return runMonitorPass(monitorDeps, event.detail, { cache, readMemo });
+        return runMonitorPass(monitorDeps, event.detail, { cache, readMemo, podSweepMemo });
       },
     },
     evictionDrainer: {

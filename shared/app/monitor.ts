@@ -40,6 +40,7 @@ import {
   repairNodes,
   type NodeReadMemo,
 } from './reconcileNodes.js';
+import { podSweepsDue, sweepPods, type PodSweepMemo } from './reconcilePods.js';
 import { ClusterSubject, nodeContext, passDecisions, reportMetrics, zoneLabel } from './monitorReport.js';
 
 /** The Decisions `source` of the monitor's records. */
@@ -49,7 +50,7 @@ export interface MonitorDeps {
   readonly config: ControllerConfig;
   readonly stores: Pick<
     StateStores,
-    'controllerState' | 'decisions' | 'digestParts' | 'podEvictions' | 'nodes'
+    'controllerState' | 'decisions' | 'digestParts' | 'podEvictions' | 'nodes' | 'zoneQueues'
   >;
   /** The pass's effects, and the node-change path of the copies it repairs (reconcileNodes.ts). */
   readonly cluster: Pick<
@@ -114,6 +115,8 @@ export interface RunMonitorPassOptions {
    * beside `cache`, so a difference the API cannot settle is not read again every pass.
    */
   readonly readMemo?: NodeReadMemo;
+  /** When the pods of each node that matters were last decided from the API (reconcilePods.ts). */
+  readonly podSweepMemo?: PodSweepMemo;
 }
 
 function positionOf(meta: ClusterMeta): DigestPosition | undefined {
@@ -241,6 +244,7 @@ export async function runMonitorPass(
         split,
         cache,
         readMemo: options.readMemo ?? (new Map() as NodeReadMemo),
+        podSweepMemo: options.podSweepMemo ?? (new Map() as PodSweepMemo),
       });
       return { kind: 'processed', summary };
     } catch (error) {
@@ -266,13 +270,14 @@ interface PassOptions {
   readonly split: boolean;
   readonly cache: MonitorCache | undefined;
   readonly readMemo: NodeReadMemo;
+  readonly podSweepMemo: PodSweepMemo;
 }
 
 async function passAndCommit(
   deps: MonitorDeps,
   loaded: LoadedState,
   digest: HeartbeatDigest,
-  { attempts, startedAt, split, cache, readMemo }: PassOptions,
+  { attempts, startedAt, split, cache, readMemo, podSweepMemo }: PassOptions,
 ): Promise<MonitorPassSummary> {
   const { config, stores, observer, clock, signal } = deps;
   const cluster = config.cluster;
@@ -415,6 +420,14 @@ async function passAndCommit(
   // conditional on the stored copy the check compared.
   await executor.record(nodeCheckDecisions(checked));
   await repairNodes(deps, checked, readMemo);
+  // Pods, on a slower period: for the nodes where they matter, decided again from the API.
+  const sweepAt = clock.now();
+  await sweepPods(
+    deps,
+    podSweepsDue(nodes, pass.state, config.evictionMode, podSweepMemo, sweepAt),
+    podSweepMemo,
+    sweepAt,
+  );
   // Nodes the API returned in this pass are newer than the cache's copies (heartbeat-only status posts
   // are not Node Changed): keep them, so the next status write starts from the cluster's resourceVersion.
   // putNode never replaces a newer copy, so a Node Changed that got there first wins.

@@ -81,6 +81,11 @@ export interface Pod {
   readonly tolerations: readonly Toleration[];
   /** Kind of the controlling owner reference (e.g. "DaemonSet"), if any. */
   readonly ownerKind?: string;
+  /**
+   * metadata.creationTimestamp (the API server's clock): the pod sweep tells by it which pods were bound
+   * after their node stopped being Ready (shared/app/reconcilePods.ts). Absent from older events.
+   */
+  readonly creationTimestamp?: EpochMillis;
   readonly deletionTimestamp?: EpochMillis;
   readonly deletionGracePeriodSeconds?: number;
   /** Status of the pod's Ready condition; absent when the pod has no Ready condition. */

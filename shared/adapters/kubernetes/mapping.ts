@@ -226,6 +226,7 @@ export function podFromV1(v1: unknown): Mapped<Pod> {
   const { metadata, spec, status } = parsed.data;
   const controllerKind = metadata.ownerReferences?.find((ref) => ref.controller === true)?.kind;
   const ownerKind = controllerKind === undefined ? undefined : cutPodText(controllerKind);
+  const creationTimestamp = kubeTimeToMillis(metadata.creationTimestamp);
   const deletionTimestamp = kubeTimeToMillis(metadata.deletionTimestamp);
   const grace = metadata.deletionGracePeriodSeconds;
   const ready = status?.conditions?.find((c) => c.type === 'Ready')?.status;
@@ -239,6 +240,7 @@ export function podFromV1(v1: unknown): Mapped<Pod> {
       nodeName: spec?.nodeName ?? '',
       tolerations: boundTolerations((spec?.tolerations ?? []).map(tolerationFromV1).filter(defined)),
       ...(ownerKind !== undefined && { ownerKind }),
+      ...(creationTimestamp !== undefined && { creationTimestamp }),
       ...(deletionTimestamp !== undefined && { deletionTimestamp }),
       ...(typeof grace === 'number' && { deletionGracePeriodSeconds: Math.max(0, safeInteger(grace)) }),
       ...(ready !== undefined && { ready: conditionStatus(ready) }),

@@ -60,6 +60,7 @@ export const V1PodSchema = z.object({
     name: z.string().min(1),
     namespace: z.string().min(1),
     uid: z.string().min(1),
+    creationTimestamp: kubeTimeInput,
     deletionTimestamp: kubeTimeInput,
     deletionGracePeriodSeconds: z.number().nullish(),
     ownerReferences: z.array(z.object({ kind: z.string(), controller: z.boolean().nullish() })).nullish(),
