@@ -48,6 +48,9 @@ import {
   type ZoneQueueSnapshot,
 } from './queueState.js';
 
+/** A queued entry's TokenClaim (rateLimitedTimedQueue.ts): the token a drainer spent on it, not yet completed. */
+const ClaimSchema = z.object({ by: z.string(), at: InstantSchema, until: InstantSchema });
+
 const EntryFields = {
   inQueue: z.boolean(),
   inSet: z.boolean(),
@@ -56,6 +59,7 @@ const EntryFields = {
   processAt: InstantSchema.optional(),
   seq: z.number(),
   setSeq: z.number(),
+  claim: ClaimSchema.optional(),
 };
 const EntryItemSchema = z.object({ node: z.string(), ...EntryFields });
 const PendingOpSchema = z.object({ node: z.string(), ...EntryFields });
@@ -78,6 +82,7 @@ function toEntry(e: z.output<typeof EntryItemSchema>): StoredQueueEntry {
     ...(e.processAt !== undefined && { processAt: e.processAt }),
     seq: e.seq,
     setSeq: e.setSeq,
+    ...(e.claim !== undefined && { claim: e.claim }),
   };
 }
 
@@ -91,6 +96,9 @@ function encodeEntry(value: string, e: StoredQueueEntry): Record<string, unknown
     ...(e.processAt !== undefined && { processAt: encodeInstant(e.processAt) }),
     seq: e.seq,
     setSeq: e.setSeq,
+    ...(e.claim !== undefined && {
+      claim: { by: e.claim.by, at: encodeInstant(e.claim.at), until: encodeInstant(e.claim.until) },
+    }),
   };
 }
 
