@@ -188,9 +188,41 @@ async function putEntry(
       signal,
     );
   } catch (error) {
-    // A newer version already wrote this row: it supersedes ours.
     if (!(error instanceof VersionConflictError)) throw error;
+    // A newer version already wrote this row (it supersedes ours), or this version did and only the
+    // answer was lost (a retried request). A row still older than ours means the condition was not what
+    // failed: fail the commit, whose redo log then stays on the zone row for the next reader to roll
+    // forward, rather than leave the row behind its version for good.
+    if ((await storedEntryVersion(ctx, ref, signal)) < version) throw error;
   }
+}
+
+/** The queueVersion that last wrote an entry row (0 when there is none), read consistently. */
+async function storedEntryVersion(
+  ctx: DynamoContext,
+  ref: { readonly table: string; readonly key: Readonly<Record<string, string>> },
+  signal: AbortSignal | undefined,
+): Promise<number> {
+  const output = await request(
+    ctx,
+    'GetItem',
+    ref,
+    (abortSignal) =>
+      ctx.doc.send(
+        new GetCommand({
+          TableName: ref.table,
+          Key: ref.key,
+          ConsistentRead: true,
+          ProjectionExpression: '#v',
+          ExpressionAttributeNames: { '#v': 'queueVersion' },
+          ReturnConsumedCapacity: 'TOTAL',
+        }),
+        { abortSignal },
+      ),
+    signal,
+  );
+  const stored: unknown = output.Item?.queueVersion;
+  return typeof stored === 'number' ? stored : 0;
 }
 
 async function applyOps(

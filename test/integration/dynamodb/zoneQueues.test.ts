@@ -1,5 +1,6 @@
 // ZoneQueueStore against dynalite: queue order across load/commit, concurrent drainers, merging the
 // monitor's changes onto the drainer's, the drainer's token claims, the redo log, and split commits.
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -341,6 +342,40 @@ describe('ZoneQueueStore', () => {
     );
     expect(cleared.Item).not.toHaveProperty('pendingOps');
     expect(cleared.Item).toMatchObject({ queueVersion: 2, queueLength: 3, setSize: 3 });
+  });
+
+  it('an entry write refused on its condition while the row is still older fails the commit, and the next reader rolls it forward', async () => {
+    const cluster = 'lost-condition';
+    const setup = db.stores();
+    const initial = addAll(newRateLimitedTimedQueue(newTokenBucketRateLimiter(0.1, 1, t0)), ['a'], t0);
+    const loaded = await setup.zoneQueues.commitZoneQueues(
+      nothingLoaded(cluster),
+      new Map([[zone, initial]]),
+    );
+
+    // The entry write answers ConditionalCheckFailed without having been applied: no newer version wrote
+    // the row, so taking the answer at its word would leave the row behind its version for good.
+    const refusing = db.newClient({ maxAttempts: 1 });
+    let refused = false;
+    refusing.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'PutItemCommand' && !refused) {
+          refused = true;
+          throw new ConditionalCheckFailedException({
+            message: 'injected',
+            $metadata: { httpStatusCode: 400 },
+          });
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'refuseFirstPut' },
+    );
+    const after = addAll(initial, ['b'], t0 + 1);
+    await expect(
+      db.stores({ client: refusing }).zoneQueues.commitZoneQueues(loaded, new Map([[zone, after]])),
+    ).rejects.toBeInstanceOf(VersionConflictError);
+
+    expect(queueOf(await coldStores().zoneQueues.loadZoneQueues(cluster))).toEqual(after);
   });
 
   it('splits a large change into several commits, each a whole queue state', async () => {
