@@ -108,7 +108,10 @@ export interface DrainerDeps {
 /** One zone's share of a run. */
 export interface ZoneDrainResult {
   readonly zone: string;
-  /** Items whose token was taken and that were processed. */
+  /**
+   * Items processed: handed out with a token, taken over without one (its claim had run out), or found
+   * tainted already and dequeued without one.
+   */
   readonly processed: number;
   /** NoExecute taints written (taint mode) or nodes whose pods were deleted (legacy mode). */
   readonly evicted: number;
