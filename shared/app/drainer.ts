@@ -9,7 +9,11 @@
 //   taken with a conditional read-modify-write of the zone's queue (ZoneQueueStore.updateZoneQueue) BEFORE
 //   the node is touched, so drainers together never take more tokens than the bucket holds: per zone,
 //   never more than burst + qps × window taints in any window (docs/architecture.md#rate-limit). The item
-//   stays queued until completeTry is written, as upstream's item stays at the head while its callback runs.
+//   stays queued until completeTry is written, as upstream's item stays at the head while its callback runs,
+//   and the same write binds the token to it (a claim, rateLimitedTimedQueue.ts TokenClaim): while its
+//   write may be in flight (TokenClaimTtl) other drainers leave the item to this run and hand out the
+//   zone's next item, with a token of its own; after that, the next one takes it over without a token.
+//   So a slow or retried taint write never spends a second token on one node (docs/monitor.md).
 // - One `now` per run instead of a clock read per item: a run is short, and with burst 1 a run takes at
 //   most one token per zone unless the rate is very high. Two clocks, one per comparison: the zone
 //   queues are stamped on the relay's clock (the monitor decides on a digest's observedAt), so they are
@@ -24,15 +28,18 @@
 //   monitor writes). The drainer does not write it; the monitor derives `evicted` from the queue (a
 //   node marked toBeEvicted that is in its zone's processed-once set but no longer queued was drained:
 //   monitor.ts reconcileLegacyEvictionStatus), which is exactly when upstream's doEvictionPass sets it.
+import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { ControllerConfig } from '../config.js';
 import { driveAsync } from '../domain/effects.js';
 import { processEvictionItem } from '../domain/legacyEvictionPass.js';
 import {
+  type Claimant,
   completeTry,
-  head,
   nextHandOutAt,
+  peekNext,
   type TimedValue,
+  type TokenClaim,
   type TryResult,
   tryNext,
 } from '../domain/rateLimitedTimedQueue.js';
@@ -58,6 +65,15 @@ export const DrainerSource = 'drainer';
 
 /** Queue items one run processes at most (all zones): a backstop for very high rates; logged when hit. */
 export const DefaultMaxQueueItemsPerRun = 500;
+
+/**
+ * How long a run holds a queue item it spent a token on before another run may take it over (without a
+ * token): the taint write's request timeout (10 s, KubernetesRequestTimeout) and a few seconds more.
+ * Past it the holder has most likely died; if it is only slow (its write retried), the taker writes the
+ * same taint again, which spends no token and changes nothing. Shorter would mean duplicate writes,
+ * longer a crashed run's node tainted that much later; never a second token either way.
+ */
+export const TokenClaimTtl: Millis = 15_000;
 
 /**
  * What the monitor sends the drainer (an asynchronous Lambda invoke): which cluster to drain, and why.
@@ -92,7 +108,10 @@ export interface DrainerDeps {
 /** One zone's share of a run. */
 export interface ZoneDrainResult {
   readonly zone: string;
-  /** Items whose token was taken and that were processed. */
+  /**
+   * Items processed: handed out with a token, taken over without one (its claim had run out), or found
+   * tainted already and dequeued without one.
+   */
   readonly processed: number;
   /** NoExecute taints written (taint mode) or nodes whose pods were deleted (legacy mode). */
   readonly evicted: number;
@@ -163,12 +182,11 @@ export async function runDrainer(deps: DrainerDeps, now: EpochMillis): Promise<D
     ...opts,
   });
 
+  // This run's claims: tokens it spends are bound to their items until it completes them.
+  const claimant: Claimant = { by: randomUUID(), ttl: TokenClaimTtl };
   const loaded = await stores.zoneQueues.loadZoneQueues(cluster, opts);
   const dueZones = [...loaded.queues]
-    .filter(([, queue]) => {
-      const first = head(queue);
-      return first !== undefined && first.processAt <= queueNow;
-    })
+    .filter(([, queue]) => peekNext(queue, queueNow) !== undefined)
     .map(([zone]) => zone)
     .sort();
 
@@ -201,25 +219,44 @@ export async function runDrainer(deps: DrainerDeps, now: EpochMillis): Promise<D
         ]);
         continue;
       }
-      // Take one token, conditionally: a lost race rereads and decides again (updateZoneQueue).
-      const taken = await stores.zoneQueues.updateZoneQueue<TimedValue | undefined>(
+      // Take one token and claim its item, in one conditional write: a lost race rereads and decides
+      // again (updateZoneQueue). An item whose claim ran out is taken over without a token.
+      const taken = await stores.zoneQueues.updateZoneQueue<{ item?: TimedValue; ranOut?: TokenClaim }>(
         cluster,
         zone,
         (queue) => {
-          if (queue === undefined) return { queue: undefined, result: undefined };
-          const step = tryNext(queue, queueNow);
+          if (queue === undefined) return { queue: undefined, result: {} };
+          const step = tryNext(queue, queueNow, claimant);
+          const ranOut = step.takenOver
+            ? queue.queue.find((v) => v.value === step.item?.value)?.claim
+            : undefined;
           // No token taken (empty queue, or rate limited): nothing to write.
-          return { queue: step.queue === queue ? undefined : step.queue, result: step.item };
+          return {
+            queue: step.queue === queue ? undefined : step.queue,
+            result: {
+              ...(step.item !== undefined && { item: step.item }),
+              ...(ranOut !== undefined && { ranOut }),
+            },
+          };
         },
         opts,
       );
-      const item = taken.result;
+      const { item, ranOut } = taken.result;
       if (item === undefined) break;
       budget--;
       result.processed++;
       const node =
         fresh?.item.value === item.value ? fresh.node : await stores.nodes.getNode(cluster, item.value, opts);
       context = itemContext(zone, node);
+      if (ranOut !== undefined) {
+        await executor.record([
+          {
+            node: item.value,
+            what: 'takeOver',
+            why: `the token was spent on this item at ${isoTime(ranOut.at)} by a run that did not complete it by ${isoTime(ranOut.until)}: taken over without a token`,
+          },
+        ]);
+      }
       const outcome =
         config.evictionMode === 'taint'
           ? await drainTaintItem(executor, item, node, queueNow)
@@ -325,8 +362,9 @@ async function completeItem(
 }
 
 /**
- * The zone queue's head when it is due at `queueNow`, with the node as the API has it now (a quorum
- * read): undefined when nothing is due or the read failed (the cache's copy is then used, as before).
+ * The item the zone queue hands out next at `queueNow` (peekNext: one whose claim ran out, else the
+ * first unclaimed one if due), with the node as the API has it now (a quorum read): undefined when
+ * nothing is due or the read failed (the cache's copy is then used, as before).
  */
 async function freshDueHead(
   deps: DrainerDeps,
@@ -338,11 +376,11 @@ async function freshDueHead(
   const peeked = await stores.zoneQueues.updateZoneQueue(
     config.cluster,
     zone,
-    (queue) => ({ queue: undefined, result: queue === undefined ? undefined : head(queue) }),
+    (queue) => ({ queue: undefined, result: queue === undefined ? undefined : peekNext(queue, queueNow) }),
     opts,
   );
   const item = peeked.result;
-  if (item === undefined || item.processAt > queueNow) return undefined;
+  if (item === undefined) return undefined;
   const read = await deps.cluster.execute({ kind: 'getNode', node: item.value }, opts);
   if (read.ok) return { item, node: read.value };
   return read.reason === 'NotFound' ? { item, node: undefined } : undefined;
@@ -352,6 +390,11 @@ interface ItemOutcome {
   readonly tryResult: { readonly done: true } | { readonly done: false; readonly wait: Millis };
   readonly done: boolean;
   readonly evicted: boolean;
+}
+
+/** An instant of the queue's clock as the trail writes it. */
+function isoTime(at: EpochMillis): string {
+  return new Date(Math.floor(at)).toISOString();
 }
 
 /** What the trail records about the node a queue item names (the swap's inputs come from the effect). */

@@ -9,6 +9,11 @@
 //   its I/O, then completeTry records the outcome. tryQueue runs upstream's whole loop in memory.
 // - Upstream's min-heap becomes an array sorted by processAt, ties in insertion order (see `queue`).
 // - UniqueQueue.Get is not ported: RateLimitedTimedQueue never calls it (nor TestUniqueQueueGet).
+// - Deviation (see docs/upstream-deviations.md): a token spent on an item is bound to it until its
+//   completeTry (TokenClaim). Upstream holds evictorLock for the whole Try loop, so nobody looks at the
+//   head while its callback runs; here several drainers run at once, each between tryNext and
+//   completeTry for as long as its write takes, and without the claim a second one would spend another
+//   token on the same head (docs/monitor.md, "One drainer run").
 import type { EpochMillis, Millis } from './types.js';
 import {
   type RateLimiter,
@@ -33,6 +38,31 @@ export interface TimedValue {
   readonly uid: string;
   readonly addedAt: EpochMillis;
   readonly processAt: EpochMillis;
+  /** Not upstream: present while a token spent on this item awaits its completeTry (see TokenClaim). */
+  readonly claim?: TokenClaim;
+}
+
+/**
+ * Not upstream: the token tryNext spent on an item, bound to it until completeTry. While `until` has
+ * not come, the holder may still be writing: tryNext hands the item to nobody else and moves on to
+ * the next unclaimed item, which needs a token of its own. From `until` on (the holder crashed, or
+ * is still retrying a slow write), tryNext hands the item to the next caller WITHOUT a token, as the
+ * token was spent on it: the item keeps its place, as upstream's head does while its callback runs.
+ * Only the claim an item was handed out under completes it (completeTry).
+ */
+export interface TokenClaim {
+  /** Who holds it: the drainer run that took the token, or that took the item over. */
+  readonly by: string;
+  /** The `now` of the tryNext that handed the item out (the queue's clock). */
+  readonly at: EpochMillis;
+  /** From this instant on, the next tryNext takes the item over without a token. */
+  readonly until: EpochMillis;
+}
+
+/** Who asks tryNext for an item, and for how long it may hold the item before others take it over. */
+export interface Claimant {
+  readonly by: string;
+  readonly ttl: Millis;
 }
 
 /** Upstream RateLimitedTimedQueue: a unique-item queue ordered by next processing time, rate limited. */
@@ -131,17 +161,58 @@ export function head(q: RateLimitedTimedQueue): TimedValue | undefined {
  * due yet wastes the token.
  * `item` is the head to process now (still queued); absent when rate limited or not due, which ends
  * upstream's loop. `queue` carries the limiter state and must be kept either way.
+ *
+ * Not upstream, claims (TokenClaim): with a `claimant`, the item handed out carries its claim, written
+ * in the same queue state as the token withdrawal. Items claimed by others are skipped while their claim
+ * lasts ("the head" is then the first unclaimed item; with none, nothing happens, as with an empty
+ * queue), and an item whose claim ran out is handed out first, without a token (`takenOver`).
  */
 export function tryNext(
   q: RateLimitedTimedQueue,
   now: EpochMillis,
-): { queue: RateLimitedTimedQueue; item?: TimedValue } {
-  const first = head(q);
+  claimant?: Claimant,
+): { queue: RateLimitedTimedQueue; item?: TimedValue; takenOver?: true } {
+  // Its token was spent when it was first handed out: taking it over spends none.
+  const stale = q.queue.find((v) => v.claim !== undefined && now >= v.claim.until);
+  if (stale !== undefined) {
+    const item = claimed(stale, claimant, now);
+    return { queue: withEntry(q, item), item, takenOver: true };
+  }
+  const first = q.queue.find((v) => v.claim === undefined);
   if (first === undefined) return { queue: q };
   const { accepted, limiter } = tryAccept(q.limiter, now);
   const limited = limiter === q.limiter ? q : { ...q, limiter };
   if (!accepted || now < first.processAt) return { queue: limited };
-  return { queue: limited, item: first };
+  const item = claimed(first, claimant, now);
+  return { queue: withEntry(limited, item), item };
+}
+
+/**
+ * The item tryNext would hand out at `now` if the limiter had a token, without taking one: an item
+ * whose claim ran out, else the first unclaimed item if it is due. Not upstream (its Try peeks
+ * nothing); the drainer reads this item's node before it spends a token on it.
+ */
+export function peekNext(q: RateLimitedTimedQueue, now: EpochMillis): TimedValue | undefined {
+  const stale = q.queue.find((v) => v.claim !== undefined && now >= v.claim.until);
+  if (stale !== undefined) return stale;
+  const first = q.queue.find((v) => v.claim === undefined);
+  return first !== undefined && first.processAt <= now ? first : undefined;
+}
+
+function claimed(item: TimedValue, claimant: Claimant | undefined, now: EpochMillis): TimedValue {
+  if (claimant === undefined) return item;
+  return { ...item, claim: { by: claimant.by, at: now, until: now + claimant.ttl } };
+}
+
+/** `q` with `item` in place of the queued entry of the same value (same position); `q` itself if unchanged. */
+function withEntry(q: RateLimitedTimedQueue, item: TimedValue): RateLimitedTimedQueue {
+  const index = q.queue.findIndex((v) => v.value === item.value);
+  if (index === -1 || q.queue[index] === item) return q;
+  return { ...q, queue: q.queue.with(index, item) };
+}
+
+function sameClaim(a: TokenClaim | undefined, b: TokenClaim | undefined): boolean {
+  return a === b || (a !== undefined && b !== undefined && a.by === b.by && a.at === b.at);
 }
 
 /** Outcome of processing an item: upstream ActionFunc's (done, wait). */
@@ -152,6 +223,10 @@ export type TryResult = { readonly done: true } | { readonly done: false; readon
  * `now` is the instant given to tryNext for this item (upstream's `t`).
  * - done: RemoveFromQueue; the value stays in the set, so it is processed only once until `remove`.
  * - not done: retry at now + wait + 1ns (Replace), a no-op if the value was removed meanwhile.
+ * Either way the item's claim ends with it. Not upstream: a no-op, the same object returned, when the
+ * queued entry no longer carries the claim `item` was handed out under (another caller took it over, or
+ * it was removed and queued again), or when `item` carries none and another caller's claim on the entry
+ * still lasts at `now`: that caller completes it.
  */
 export function completeTry(
   q: RateLimitedTimedQueue,
@@ -159,8 +234,13 @@ export function completeTry(
   result: TryResult,
   now: EpochMillis,
 ): RateLimitedTimedQueue {
+  const entry = q.queue.find((v) => v.value === item.value);
+  if (entry !== undefined && !sameClaim(entry.claim, item.claim)) {
+    if (item.claim !== undefined || (entry.claim !== undefined && now < entry.claim.until)) return q;
+  }
   if (result.done) return removeFromQueue(q, item.value).queue;
-  return replace(q, { ...item, processAt: strictlyAfter(now + result.wait) }).queue;
+  const { claim: _spent, ...retry } = item;
+  return replace(q, { ...retry, processAt: strictlyAfter(now + result.wait) }).queue;
 }
 
 /**
@@ -229,19 +309,35 @@ export function swapLimiter(
 }
 
 /**
- * The first instant after `after` at which {@link tryNext} hands out the queue's head: its processAt has
- * come and the limiter has a token. Not upstream (its pass polls every 100 ms); the drainer uses it to
- * wake at the due instant instead of polling. Found with tryNext itself (a binary search over whole
- * milliseconds: at most 1 ms late), so no limiter arithmetic is written twice. Undefined for an empty
- * queue or a limiter that never gives a token (a zone rate of 0).
+ * The first instant after `after` at which {@link tryNext} hands out an item: the first unclaimed one
+ * once its processAt has come and the limiter has a token, or a claimed one once its claim runs out (no
+ * token needed). Not upstream (its pass polls every 100 ms); the drainer uses it to wake at the due
+ * instant instead of polling. Found with tryNext itself (a binary search over whole milliseconds: at
+ * most 1 ms late), so no limiter arithmetic is written twice. Undefined for an empty queue, or one with
+ * no claimed item and a limiter that never gives a token (a zone rate of 0).
  *
  * @example nextHandOutAt(queue, now) // e.g. now + 9_400: the zone's next token, 1 / 0.1 qps after the last
  */
 export function nextHandOutAt(queue: RateLimitedTimedQueue, after: EpochMillis): EpochMillis | undefined {
+  const earliest = Math.floor(after) + 1;
+  let takeOver: EpochMillis | undefined;
+  for (const v of queue.queue) {
+    if (v.claim === undefined) continue;
+    const at = Math.max(earliest, Math.ceil(v.claim.until));
+    if (takeOver === undefined || at < takeOver) takeOver = at;
+  }
+  if (takeOver === undefined) return tokenHandOutAt(queue, earliest);
+  const unclaimed = queue.queue.filter((v) => v.claim === undefined);
+  const byToken = tokenHandOutAt({ ...queue, queue: unclaimed }, earliest);
+  return byToken === undefined || takeOver < byToken ? takeOver : byToken;
+}
+
+/** nextHandOutAt of a queue without claims: its head and its limiter, from `earliest` on. */
+function tokenHandOutAt(queue: RateLimitedTimedQueue, earliest: EpochMillis): EpochMillis | undefined {
   const first = head(queue);
   if (first === undefined) return undefined;
   const handsOut = (t: EpochMillis): boolean => tryNext(queue, t).item !== undefined;
-  let lo = Math.max(Math.floor(after) + 1, Math.ceil(first.processAt));
+  let lo = Math.max(earliest, Math.ceil(first.processAt));
   if (handsOut(lo)) return lo;
   const { limiter } = queue;
   if (limiter.kind === 'never' || limiter.qps <= 0) return undefined;

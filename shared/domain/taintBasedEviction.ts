@@ -82,6 +82,10 @@ function forgetInZoneQueue(state: WorkingState, node: Node): boolean {
  * the same UID keeps its place and its times. Upstream removes and re-adds it on every pass, which
  * re-stamps every waiting node with the pass's `now` and orders them by the lister's (random)
  * iteration; stored, that is one queue-row write per waiting node per pass.
+ * A waiting node whose token a drainer has spent (a claimed entry, rateLimitedTimedQueue.ts TokenClaim)
+ * keeps its entry whatever its UID: re-queued as a new, unclaimed entry, it would get a second token.
+ * Upstream's evictorLock orders this pass after that Try iteration, which ends with the node tainted or
+ * retried under its old entry; the pass after it re-queues the node if it still needs to be.
  */
 export function markNodeForTainting(
   state: WorkingState,
@@ -90,7 +94,8 @@ export function markNodeForTainting(
   now: EpochMillis,
 ): boolean {
   const queue = workingZoneQueue(state, getZoneKey(node.labels));
-  if (queue.waitingEntry(node.name)?.uid === node.uid) return false;
+  const waiting = queue.waitingEntry(node.name);
+  if (waiting !== undefined && (waiting.uid === node.uid || waiting.claim !== undefined)) return false;
   const taint = status === 'False' ? NotReadyTaintTemplate : UnreachableTaintTemplate;
   if (!taintExists(node.taints, taint)) queue.remove(node.name);
   return queue.add(node.name, node.uid, now);

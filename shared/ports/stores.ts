@@ -13,7 +13,7 @@ import type { NodeEvictionStatus } from '../domain/legacyEviction.js';
 import type { NodeHealthData } from '../domain/nodeHealth.js';
 import type { HeartbeatDigest } from '../events.js';
 import type { DigestPosition } from '../heartbeatDigest.js';
-import type { RateLimitedTimedQueue } from '../domain/rateLimitedTimedQueue.js';
+import type { RateLimitedTimedQueue, TokenClaim } from '../domain/rateLimitedTimedQueue.js';
 import type { TimedWorkerEntry } from '../domain/timedWorkerQueue.js';
 import type { EpochMillis, Node, PodKey } from '../domain/types.js';
 import type { ZoneGauge } from '../domain/zones.js';
@@ -84,6 +84,8 @@ export interface StoredQueueEntry {
   readonly seq: number;
   /** Position in the set (insertion order). */
   readonly setSeq: number;
+  /** Only while queued: the token a drainer spent on the entry and has not completed (TimedValue.claim). */
+  readonly claim?: TokenClaim;
 }
 
 /** A zone queue's stored version and entries; `version` 0 means nothing is stored yet. */

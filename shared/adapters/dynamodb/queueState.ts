@@ -10,7 +10,9 @@
 // un-queued or forgot a node) plus, at most, a limiter swap. Re-applied onto a fresh read they give
 // the state as if the monitor's operations ran after the drainer's, which is one of the orders
 // upstream's evictorLock allows. Two token withdrawals cannot be merged: the caller rereads instead.
-import type { RateLimitedTimedQueue, TimedValue } from '../../domain/rateLimitedTimedQueue.js';
+// The drainer's claims (TimedValue.claim) are kept: the monitor never writes one, and an entry a
+// drainer claimed is not replaced by the monitor's re-queue of the node (mergeQueueChanges).
+import type { RateLimitedTimedQueue, TimedValue, TokenClaim } from '../../domain/rateLimitedTimedQueue.js';
 import { swapLimiter } from '../../domain/rateLimitedTimedQueue.js';
 import type { RateLimiter } from '../../domain/tokenBucket.js';
 import type { StoredQueueEntry, ZoneQueueVersion } from '../../ports/stores.js';
@@ -35,7 +37,8 @@ export function emptySnapshot(zone: string): ZoneQueueSnapshot {
 
 function timedValue(value: string, e: StoredQueueEntry): TimedValue | undefined {
   if (e.uid === undefined || e.addedAt === undefined || e.processAt === undefined) return undefined;
-  return { value, uid: e.uid, addedAt: e.addedAt, processAt: e.processAt };
+  const tv = { value, uid: e.uid, addedAt: e.addedAt, processAt: e.processAt };
+  return e.claim === undefined ? tv : { ...tv, claim: e.claim };
 }
 
 /**
@@ -71,7 +74,14 @@ function sameEntry(a: StoredQueueEntry, b: StoredQueueEntry): boolean {
     a.addedAt === b.addedAt &&
     a.processAt === b.processAt &&
     a.seq === b.seq &&
-    a.setSeq === b.setSeq
+    a.setSeq === b.setSeq &&
+    sameClaim(a.claim, b.claim)
+  );
+}
+
+function sameClaim(a: TokenClaim | undefined, b: TokenClaim | undefined): boolean {
+  return (
+    a === b || (a !== undefined && b !== undefined && a.by === b.by && a.at === b.at && a.until === b.until)
   );
 }
 
@@ -131,14 +141,22 @@ export function diffQueue(snapshot: ZoneQueueSnapshot, after: RateLimitedTimedQu
             processAt: tv.processAt,
             seq: queueSeq.get(value) ?? 0,
             setSeq,
+            ...(tv.claim !== undefined && { claim: tv.claim }),
           }
         : { ...stripUndefined(old), inQueue: false, inSet: true, seq: old?.seq ?? 0, setSeq },
     );
   }
 
-  // Rows no longer in the set become tombstones (kept: see zoneQueues.ts); old tombstones stay.
+  // Rows no longer in the set become tombstones (kept: see zoneQueues.ts); old tombstones stay. A claim
+  // ends with its entry's place in the queue.
   for (const [value, old] of snapshot.entries) {
-    if (!entries.has(value)) entries.set(value, old.inSet ? { ...old, inQueue: false, inSet: false } : old);
+    if (entries.has(value)) continue;
+    if (!old.inSet) {
+      entries.set(value, old);
+      continue;
+    }
+    const { claim: _ended, ...rest } = old;
+    entries.set(value, { ...rest, inQueue: false, inSet: false });
   }
 
   const ops: QueueOp[] = [];
@@ -241,7 +259,17 @@ export function mergeQueueChanges(
     ...after.set,
     ...after.queue.map((v) => v.value),
   ]);
-  const changed = new Set([...values].filter((v) => !sameStatus(statusIn(loaded, v), statusIn(after, v))));
+  // A claimed entry's token is spent (TokenClaim): only its completion, or a Remove that forgets the
+  // node, ends it. This side's re-queue of it (or removal from the queue alone) would make it a new,
+  // unclaimed entry and hand the node out for a second token, so the claimed entry stands.
+  const claimed = new Set(fresh?.queue.flatMap((v) => (v.claim === undefined ? [] : [v.value])));
+  const changed = new Set(
+    [...values].filter(
+      (v) =>
+        !sameStatus(statusIn(loaded, v), statusIn(after, v)) &&
+        !(claimed.has(v) && statusIn(after, v).kind !== 'absent'),
+    ),
+  );
 
   let queue = fresh?.queue ?? [];
   let set = fresh?.set ?? [];

@@ -48,6 +48,9 @@ import {
   type ZoneQueueSnapshot,
 } from './queueState.js';
 
+/** A queued entry's TokenClaim (rateLimitedTimedQueue.ts): the token a drainer spent on it, not yet completed. */
+const ClaimSchema = z.object({ by: z.string(), at: InstantSchema, until: InstantSchema });
+
 const EntryFields = {
   inQueue: z.boolean(),
   inSet: z.boolean(),
@@ -56,6 +59,7 @@ const EntryFields = {
   processAt: InstantSchema.optional(),
   seq: z.number(),
   setSeq: z.number(),
+  claim: ClaimSchema.optional(),
 };
 const EntryItemSchema = z.object({ node: z.string(), ...EntryFields });
 const PendingOpSchema = z.object({ node: z.string(), ...EntryFields });
@@ -78,6 +82,7 @@ function toEntry(e: z.output<typeof EntryItemSchema>): StoredQueueEntry {
     ...(e.processAt !== undefined && { processAt: e.processAt }),
     seq: e.seq,
     setSeq: e.setSeq,
+    ...(e.claim !== undefined && { claim: e.claim }),
   };
 }
 
@@ -91,6 +96,9 @@ function encodeEntry(value: string, e: StoredQueueEntry): Record<string, unknown
     ...(e.processAt !== undefined && { processAt: encodeInstant(e.processAt) }),
     seq: e.seq,
     setSeq: e.setSeq,
+    ...(e.claim !== undefined && {
+      claim: { by: e.claim.by, at: encodeInstant(e.claim.at), until: encodeInstant(e.claim.until) },
+    }),
   };
 }
 
@@ -180,9 +188,41 @@ async function putEntry(
       signal,
     );
   } catch (error) {
-    // A newer version already wrote this row: it supersedes ours.
     if (!(error instanceof VersionConflictError)) throw error;
+    // A newer version already wrote this row (it supersedes ours), or this version did and only the
+    // answer was lost (a retried request). A row still older than ours means the condition was not what
+    // failed: fail the commit, whose redo log then stays on the zone row for the next reader to roll
+    // forward, rather than leave the row behind its version for good.
+    if ((await storedEntryVersion(ctx, ref, signal)) < version) throw error;
   }
+}
+
+/** The queueVersion that last wrote an entry row (0 when there is none), read consistently. */
+async function storedEntryVersion(
+  ctx: DynamoContext,
+  ref: { readonly table: string; readonly key: Readonly<Record<string, string>> },
+  signal: AbortSignal | undefined,
+): Promise<number> {
+  const output = await request(
+    ctx,
+    'GetItem',
+    ref,
+    (abortSignal) =>
+      ctx.doc.send(
+        new GetCommand({
+          TableName: ref.table,
+          Key: ref.key,
+          ConsistentRead: true,
+          ProjectionExpression: '#v',
+          ExpressionAttributeNames: { '#v': 'queueVersion' },
+          ReturnConsumedCapacity: 'TOTAL',
+        }),
+        { abortSignal },
+      ),
+    signal,
+  );
+  const stored: unknown = output.Item?.queueVersion;
+  return typeof stored === 'number' ? stored : 0;
 }
 
 async function applyOps(

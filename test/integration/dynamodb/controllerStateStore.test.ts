@@ -1,9 +1,11 @@
 // ControllerStateStore against dynalite: round trip of states made by real passes, the diff commit,
-// the cluster-row fence, warm refresh vs cold load, and pagination.
+// the cluster-row fence, a queue commit merged onto a drainer's token claim, warm refresh vs cold load,
+// and pagination.
 import { DeleteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { retryOnVersionConflict } from '../../../shared/adapters/dynamodb/index.js';
 import { emptyControllerState, type ControllerState } from '../../../shared/domain/controllerState.js';
+import { add, remove, tryNext } from '../../../shared/domain/rateLimitedTimedQueue.js';
 import { VersionConflictError } from '../../../shared/errors.js';
 import type { ClusterMeta } from '../../../shared/ports/stores.js';
 import { testConfig } from '../../helpers/controllerHarness.js';
@@ -180,6 +182,34 @@ describe('ControllerStateStore', () => {
     const stored = await stores.controllerState.load(cluster);
     expect(stored.meta.lastSequence).toBe(3);
     expect(decisionRelevant(stored.state)).toEqual(decisionRelevant(final.state));
+  });
+
+  it("a monitor commit that loses to a drainer's token claim keeps the claim, and queues the held node once", async () => {
+    const cluster = 'claim-race';
+    const { scenario, stores, committed } = await seed(cluster, 'taint');
+    const [zone, queue] = [...committed.state.zoneQueues].find(([, q]) => q.queue.length > 0)!;
+    const held = queue.queue[0]!;
+    const now = scenario.now + 60_000;
+    // A drainer takes the head's token and is writing its taint...
+    await db.stores({ client: db.newClient() }).zoneQueues.updateZoneQueue(cluster, zone, (q) => {
+      const step = tryNext(q!, now, { by: 'run-1', ttl: 15_000 });
+      expect(step.item?.value).toBe(held.value);
+      return { queue: step.queue, result: undefined };
+    });
+    // ...when the monitor commits from its older read: the held node was re-created (a new UID, queued
+    // again by its pass) and n1d went Unknown.
+    let after = remove(queue, held.value).queue;
+    after = add(after, held.value, 'uid-recreated', now).queue;
+    after = add(after, 'n1d', 'uid-n1d', now).queue;
+    await stores.controllerState.commit(committed, {
+      state: { ...committed.state, zoneQueues: new Map([...committed.state.zoneQueues, [zone, after]]) },
+      meta: meta(2, now),
+    });
+
+    const stored = (await db.stores().controllerState.load(cluster)).state.zoneQueues.get(zone)!;
+    const entries = stored.queue.filter((v) => v.value === held.value);
+    expect(entries).toEqual([{ ...held, claim: { by: 'run-1', at: now, until: now + 15_000 } }]);
+    expect(stored.queue.map((v) => v.value)).toContain('n1d');
   });
 
   it('node-taints and the monitor write the same items without ever conflicting', async () => {

@@ -1,5 +1,6 @@
 // ZoneQueueStore against dynalite: queue order across load/commit, concurrent drainers, merging the
-// monitor's changes onto the drainer's, the redo log, and split commits.
+// monitor's changes onto the drainer's, the drainer's token claims, the redo log, and split commits.
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -219,6 +220,91 @@ describe('ZoneQueueStore', () => {
     ).rejects.toBeInstanceOf(VersionConflictError);
   });
 
+  it("binds a drainer's token to its entry row in the token's own commit, reads it back cold, and drops it on completion", async () => {
+    const cluster = 'claims';
+    const stores = db.stores();
+    const initial = addAll(newRateLimitedTimedQueue(newTokenBucketRateLimiter(0.1, 1, t0)), ['a', 'b'], t0);
+    const loaded = await stores.zoneQueues.commitZoneQueues(
+      nothingLoaded(cluster),
+      new Map([[zone, initial]]),
+    );
+    const doc = DynamoDBDocumentClient.from(db.client);
+    const row = async (node: string) =>
+      (
+        await doc.send(
+          new GetCommand({
+            TableName: db.tables.evictionQueue,
+            Key: { clusterZone: `${cluster}#eu-west-1:eu-west-1a`, node },
+            ConsistentRead: true,
+          }),
+        )
+      ).Item;
+
+    const now = t0 + 1_000;
+    const { result: item } = await db
+      .stores({ client: db.newClient() })
+      .zoneQueues.updateZoneQueue(cluster, zone, (current) => {
+        const step = tryNext(current!, now, { by: 'run-1', ttl: 15_000 });
+        return { queue: step.queue, result: step.item };
+      });
+    expect(await row('a')).toMatchObject({
+      inQueue: true,
+      claim: { by: 'run-1', at: '2026-01-29T09:00:01.000Z', until: '2026-01-29T09:00:16.000Z' },
+    });
+    expect(await row('b')).not.toHaveProperty('claim');
+    const read = await coldStores().zoneQueues.loadZoneQueues(cluster);
+    // One queue version for both: the token withdrawal and the claim are one conditional commit.
+    expect(read.versions.get(zone)?.version).toBe((loaded.versions.get(zone)?.version ?? 0) + 1);
+    expect(queueOf(read)?.limiter).toMatchObject({ tokens: 0, last: now });
+    expect(queueOf(read)?.queue.map((v) => [v.value, v.claim])).toEqual([
+      ['a', { by: 'run-1', at: now, until: now + 15_000 }],
+      ['b', undefined],
+    ]);
+
+    await stores.zoneQueues.updateZoneQueue(cluster, zone, (current) => ({
+      queue: completeTry(current!, item!, { done: true }, now),
+      result: undefined,
+    }));
+    const done = await row('a');
+    expect(done).toMatchObject({ inQueue: false, inSet: true });
+    expect(done).not.toHaveProperty('claim');
+  });
+
+  it("a monitor commit merged onto a drainer's claim keeps it, and its re-queue of the held node queues it once", async () => {
+    const cluster = 'claim-merge';
+    const stores = db.stores();
+    const initial = addAll(newRateLimitedTimedQueue(newTokenBucketRateLimiter(0.1, 1, t0)), ['a', 'b'], t0);
+    const loaded = await stores.zoneQueues.commitZoneQueues(
+      nothingLoaded(cluster),
+      new Map([[zone, initial]]),
+    );
+
+    // A drainer takes a's token and is writing its taint when the monitor commits from its older read:
+    // a was re-created (a new UID), c went Unknown.
+    const now = t0 + 1_000;
+    const drained = await db
+      .stores({ client: db.newClient() })
+      .zoneQueues.updateZoneQueue(cluster, zone, (current) => {
+        const step = tryNext(current!, now, { by: 'run-1', ttl: 15_000 });
+        return { queue: step.queue, result: step.queue };
+      });
+    let monitor = add(remove(initial, 'a').queue, 'a', 'uid-a-2', now).queue;
+    monitor = add(monitor, 'c', 'uid-c', now).queue;
+    const merged = await stores.zoneQueues.commitZoneQueues(loaded, new Map([[zone, monitor]]), {
+      merge: true,
+    });
+
+    const expected = add(drained.result, 'c', 'uid-c', now).queue;
+    expect(queueOf(merged)).toEqual(expected);
+    const read = queueOf(await coldStores().zoneQueues.loadZoneQueues(cluster));
+    expect(read).toEqual(expected);
+    expect(read?.queue.map((v) => [v.value, v.uid, v.claim?.by])).toEqual([
+      ['a', 'uid-a', 'run-1'],
+      ['b', 'uid-b', undefined],
+      ['c', 'uid-c', undefined],
+    ]);
+  });
+
   it('rolls forward a commit whose writer died after claiming the zone', async () => {
     const cluster = 'crash';
     const setup = db.stores();
@@ -256,6 +342,40 @@ describe('ZoneQueueStore', () => {
     );
     expect(cleared.Item).not.toHaveProperty('pendingOps');
     expect(cleared.Item).toMatchObject({ queueVersion: 2, queueLength: 3, setSize: 3 });
+  });
+
+  it('an entry write refused on its condition while the row is still older fails the commit, and the next reader rolls it forward', async () => {
+    const cluster = 'lost-condition';
+    const setup = db.stores();
+    const initial = addAll(newRateLimitedTimedQueue(newTokenBucketRateLimiter(0.1, 1, t0)), ['a'], t0);
+    const loaded = await setup.zoneQueues.commitZoneQueues(
+      nothingLoaded(cluster),
+      new Map([[zone, initial]]),
+    );
+
+    // The entry write answers ConditionalCheckFailed without having been applied: no newer version wrote
+    // the row, so taking the answer at its word would leave the row behind its version for good.
+    const refusing = db.newClient({ maxAttempts: 1 });
+    let refused = false;
+    refusing.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'PutItemCommand' && !refused) {
+          refused = true;
+          throw new ConditionalCheckFailedException({
+            message: 'injected',
+            $metadata: { httpStatusCode: 400 },
+          });
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'refuseFirstPut' },
+    );
+    const after = addAll(initial, ['b'], t0 + 1);
+    await expect(
+      db.stores({ client: refusing }).zoneQueues.commitZoneQueues(loaded, new Map([[zone, after]])),
+    ).rejects.toBeInstanceOf(VersionConflictError);
+
+    expect(queueOf(await coldStores().zoneQueues.loadZoneQueues(cluster))).toEqual(after);
   });
 
   it('splits a large change into several commits, each a whole queue state', async () => {

@@ -1,14 +1,16 @@
 // The drainer service (shared/app/drainer.ts) against the API simulator and dynalite: the token bucket
-// held across concurrent drainers (conditional writes on the zone queue), API faults on the taint write
-// (409 retried by the adapter, 500 kept in the queue for the next run), and the taint eviction
-// controller's due pod deletions, also in shadow mode.
+// held across concurrent drainers (conditional writes on the zone queue, each token bound to its item;
+// slow and crashed writes are in test/faults/slowTaintWriteSpendsOneToken.test.ts), API faults on the
+// taint write (409 retried by the adapter, 500 kept in the queue for the next run), and the taint
+// eviction controller's due pod deletions, also in shadow mode.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runDrainer } from '../../../shared/app/drainer.js';
+import { runDrainer, TokenClaimTtl } from '../../../shared/app/drainer.js';
 import { drainerWaitBudget, drainUntilIdle } from '../../../shared/app/drainerScheduling.js';
 import {
   add,
   newRateLimitedTimedQueue,
   type RateLimitedTimedQueue,
+  tryNext,
 } from '../../../shared/domain/rateLimitedTimedQueue.js';
 import { TaintNodeUnreachable } from '../../../shared/domain/taints.js';
 import { newTokenBucketRateLimiter } from '../../../shared/domain/tokenBucket.js';
@@ -108,6 +110,27 @@ describe('the token bucket across concurrent drainers', () => {
     expect(resultA.zones).toEqual([{ zone, processed: 0, evicted: 0, retried: 0 }]);
     expect(storesA.capacity.snapshot().conditionalCheckFailures).toBeGreaterThanOrEqual(1);
     expect(['node-a', 'node-b', 'node-c'].filter(unreachable)).toEqual(['node-a']);
+  });
+
+  it('a run leaves an item another run holds the token of, taints the next one with its own token, and wakes when the claim runs out', async () => {
+    await queued(['node-a', 'node-b', 'node-c']);
+    // Another run took node-a's token at t0 and is still writing its taint.
+    await world.stores.zoneQueues.updateZoneQueue('test', zone, (q) => ({
+      queue: tryNext(q!, t0, { by: 'other-run', ttl: TokenClaimTtl }).queue,
+      result: undefined,
+    }));
+    const mark = world.api.requests.length;
+    const result = await runDrainer(world.drainerDeps(), t0 + 10 * S);
+    expect(result.zones).toEqual([{ zone, processed: 1, evicted: 1, retried: 0 }]);
+    expect(nodePatches(mark, 'node-a')).toEqual([]);
+    expect(unreachable('node-b')).toBe(true);
+    // node-c's token comes at +20 s; node-a's claim runs out at +15 s: it is taken over then.
+    expect(result.nextDueInMs).toBe(TokenClaimTtl - 10 * S);
+    const queue = await queueOf();
+    expect(queue?.queue.map((v) => [v.value, v.claim?.by])).toEqual([
+      ['node-a', 'other-run'],
+      ['node-c', undefined],
+    ]);
   });
 
   it('8 concurrent drainers at every instant of a long window never taint more than burst + qps × window', async () => {

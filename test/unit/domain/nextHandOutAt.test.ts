@@ -1,5 +1,6 @@
-// When the drainer wakes: the first instant tryNext hands out a queue's head (its processAt has come
-// and its zone's bucket has a token), found with the domain's own tryNext.
+// When the drainer wakes: the first instant tryNext hands out an item (the first unclaimed one once its
+// processAt has come and its zone's bucket has a token, or a claimed one once its claim runs out), found
+// with the domain's own tryNext.
 import { describe, expect, it } from 'vitest';
 import {
   add,
@@ -36,6 +37,23 @@ describe('nextHandOutAt', () => {
     let spent = add(newRateLimitedTimedQueue(newTokenBucketRateLimiter(0, 1, t0)), 'a', 'uid-a', t0).queue;
     spent = tryNext(spent, t0).queue; // rate 0: the burst, then nothing
     expect(nextHandOutAt(spent, t0)).toBeUndefined();
+  });
+
+  it("is the next item's token when the head is held by a run still writing", () => {
+    let q = newRateLimitedTimedQueue(newTokenBucketRateLimiter(0.1, 1, t0));
+    q = add(q, 'a', 'uid-a', t0).queue;
+    q = add(q, 'b', 'uid-b', t0).queue;
+    q = tryNext(q, t0, { by: 'run-a', ttl: 60_000 }).queue; // a held for a minute
+    expect(nextHandOutAt(q, t0)).toBe(t0 + 10_000);
+    expect(tryNext(q, t0 + 10_000).item?.value).toBe('b');
+  });
+
+  it('is the instant a claim runs out when that comes before any token, even in a zone without tokens', () => {
+    let q = newRateLimitedTimedQueue(newTokenBucketRateLimiter(0, 1, t0));
+    q = add(q, 'a', 'uid-a', t0).queue;
+    q = tryNext(q, t0, { by: 'run-a', ttl: 15_000 }).queue; // rate 0: the burst, then nothing
+    expect(nextHandOutAt(q, t0)).toBe(t0 + 15_000);
+    expect(nextHandOutAt(q, t0 + 20_000)).toBe(t0 + 20_001); // ran out already: at once
   });
 
   it('is strictly after `after`', () => {

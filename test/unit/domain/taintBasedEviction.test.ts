@@ -17,6 +17,7 @@ import {
   processTaintBaseEviction,
   processTaintBaseEvictionWithoutWrites,
 } from '../../../shared/domain/taintBasedEviction.js';
+import { tryNext } from '../../../shared/domain/rateLimitedTimedQueue.js';
 import { NotReadyTaintTemplate, UnreachableTaintTemplate } from '../../../shared/domain/taints.js';
 import { createZoneID } from '../../../shared/domain/zones.js';
 import type { Node } from '../../../shared/domain/types.js';
@@ -176,6 +177,19 @@ describe('markNodeForTainting: a waiting node keeps its place (deviation)', () =
     cluster.put(unknownNode('b', 'uid-b-2'));
     h.monitor(fakeNow + 5_000);
     expect(entries(h)).toEqual([['b', 'uid-b-2', fakeNow + 5_000, fakeNow + 5_000]]);
+  });
+
+  it('keeps the entry of a node a drainer holds a token for, even re-created under a new UID: no second token', () => {
+    const cluster = clusterOf(unknownNode('b'));
+    const h = new Harness(cluster);
+    h.monitor(fakeNow);
+    const queue = h.state.zoneQueues.get(z1id)!;
+    // A drainer took b's token and is writing its taint.
+    const held = tryNext(queue, fakeNow, { by: 'run-1', ttl: 15_000 }).queue;
+    h.state = { ...h.state, zoneQueues: new Map([...h.state.zoneQueues, [z1id, held]]) };
+    cluster.put(unknownNode('b', 'uid-b-2'));
+    h.monitor(fakeNow + 5_000);
+    expect(h.state.zoneQueues.get(z1id)?.queue).toEqual(held.queue);
   });
 
   it('leaves the stored queue unchanged (the same object) on a pass that only re-marks waiting nodes', () => {

@@ -29,6 +29,7 @@ type Op =
   | { kind: 'remove' | 'removeFromQueue'; value: string }
   | { kind: 'replace'; value: string; at: number }
   | { kind: 'try'; at: number; done: boolean; wait: number }
+  | { kind: 'hold'; at: number; by: string }
   | { kind: 'swap'; qps: number; at: number };
 
 const instant = fc.integer({ min: 0, max: 3 }).map((i) => T0 + i * 1_000); // few instants: many ties
@@ -46,6 +47,8 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
     wait: fc.constantFrom(0, 50),
   }),
   fc.record({ kind: fc.constant('swap' as const), qps: fc.constantFrom(0, 0.01, 1), at: instant }),
+  // A drainer took an item's token (or took it over) and is still writing: its claim stays on the entry.
+  fc.record({ kind: fc.constant('hold' as const), at: instant, by: fc.constantFrom('run-1', 'run-2') }),
 );
 
 function apply(q: RateLimitedTimedQueue, op: Op): RateLimitedTimedQueue {
@@ -70,6 +73,8 @@ function apply(q: RateLimitedTimedQueue, op: Op): RateLimitedTimedQueue {
     }
     case 'swap':
       return swapLimiter(q, op.qps, op.at);
+    case 'hold':
+      return tryNext(q, op.at + 10_000, { by: op.by, ttl: 15_000 }).queue;
   }
 }
 
@@ -100,6 +105,22 @@ describe('diffQueue / toDomainQueue', () => {
     );
   });
 
+  it('writes a claim on its entry row only, and never on a tombstone', () => {
+    let q = newRateLimitedTimedQueue(newTokenBucketRateLimiter(1, 1, T0));
+    q = ['a', 'b'].reduce((acc, v) => add(acc, v, `uid-${v}`, T0).queue, q);
+    const snapshot = written(emptySnapshot('z'), q);
+    const held = tryNext(q, T0, { by: 'run-1', ttl: 15_000 }).queue;
+    const claim = { by: 'run-1', at: T0, until: T0 + 15_000 };
+    const diff = diffQueue(snapshot, held);
+    expect(diff.ops.map((op) => [op.value, op.entry.claim, op.entry.seq])).toEqual([
+      ['a', claim, snapshot.entries.get('a')?.seq],
+    ]);
+    const forgotten = diffQueue(written(snapshot, held), remove(held, 'a').queue);
+    expect(forgotten.ops.map((op) => [op.value, op.entry.inSet, op.entry.claim])).toEqual([
+      ['a', false, undefined],
+    ]);
+  });
+
   it('writes only the rows that changed', () => {
     let q = newRateLimitedTimedQueue(newTokenBucketRateLimiter(1, 1, T0));
     q = ['a', 'b', 'c'].reduce((acc, v) => add(acc, v, `uid-${v}`, T0).queue, q);
@@ -123,15 +144,21 @@ function statuses(q: RateLimitedTimedQueue): Record<string, unknown> {
 
 describe('mergeQueueChanges', () => {
   it('with nobody else writing, the merge has the same entries and limiter as the change itself', () => {
+    // Without claims: an entry a drainer claimed is not the monitor's to change (see below).
+    const unclaimedOp = opArb.filter((op) => op.kind !== 'hold');
     fc.assert(
-      fc.property(fc.array(opArb, { maxLength: 8 }), fc.array(opArb, { maxLength: 8 }), (setup, change) => {
-        const loaded = setup.reduce(apply, newRateLimitedTimedQueue(newTokenBucketRateLimiter(1, 1, T0)));
-        const after = change.reduce(apply, loaded);
-        const merged = mergeQueueChanges(loaded, after, loaded);
-        expect(merged).toBeDefined();
-        expect(statuses(merged!)).toEqual(statuses(after));
-        expect(merged!.limiter).toEqual(after.limiter);
-      }),
+      fc.property(
+        fc.array(unclaimedOp, { maxLength: 8 }),
+        fc.array(unclaimedOp, { maxLength: 8 }),
+        (setup, change) => {
+          const loaded = setup.reduce(apply, newRateLimitedTimedQueue(newTokenBucketRateLimiter(1, 1, T0)));
+          const after = change.reduce(apply, loaded);
+          const merged = mergeQueueChanges(loaded, after, loaded);
+          expect(merged).toBeDefined();
+          expect(statuses(merged!)).toEqual(statuses(after));
+          expect(merged!.limiter).toEqual(after.limiter);
+        },
+      ),
     );
   });
 
@@ -143,6 +170,89 @@ describe('mergeQueueChanges', () => {
     const merged = mergeQueueChanges(loaded, after, fresh);
     expect(merged?.queue.map((v) => v.value)).toEqual(['c']);
     expect(merged?.set).toEqual(['a', 'c']);
+  });
+});
+
+describe('mergeQueueChanges and the drainer’s claims', () => {
+  const held = { by: 'run-1', ttl: 15_000 };
+  /** a, b queued; the monitor read this, then a drainer took a's token and is writing a's taint. */
+  function raced() {
+    let loaded = newRateLimitedTimedQueue(newTokenBucketRateLimiter(0.1, 1, T0));
+    loaded = ['a', 'b'].reduce((acc, v) => add(acc, v, `uid-${v}`, T0).queue, loaded);
+    return { loaded, fresh: tryNext(loaded, T0 + 1_000, held).queue };
+  }
+
+  it.each([
+    {
+      name: 'a node the monitor left alone keeps the claim',
+      monitor: (q: RateLimitedTimedQueue) => add(q, 'c', 'uid-c', T0 + 1_000).queue,
+      want: { a: 'claimed', queued: ['a', 'b', 'c'] },
+    },
+    {
+      name: 'the monitor’s re-queue of the claimed node (re-created, new UID) leaves it queued once, claimed',
+      monitor: (q: RateLimitedTimedQueue) => add(remove(q, 'a').queue, 'a', 'uid-a-2', T0 + 1_000).queue,
+      want: { a: 'claimed', queued: ['a', 'b'] },
+    },
+    {
+      name: 'a node the monitor forgot (Ready again) goes, claim and all (upstream Remove)',
+      monitor: (q: RateLimitedTimedQueue) => remove(q, 'a').queue,
+      want: { a: 'gone', queued: ['b'] },
+    },
+  ])('$name', ({ monitor, want }) => {
+    const { loaded, fresh } = raced();
+    const merged = mergeQueueChanges(loaded, monitor(loaded), fresh)!;
+    expect(merged.queue.map((v) => v.value)).toEqual(want.queued);
+    const a = merged.queue.find((v) => v.value === 'a');
+    expect(a === undefined ? 'gone' : a.claim === undefined ? 'unclaimed' : 'claimed').toBe(want.a);
+    if (a !== undefined) expect(a).toBe(fresh.queue[0]);
+    // The drainer's token withdrawal stands.
+    expect(merged.limiter).toBe(fresh.limiter);
+  });
+
+  it('for any change of the monitor, every entry a drainer claimed meanwhile is kept as it is unless forgotten, and nothing is queued twice', () => {
+    const monitorOp = fc.oneof(
+      fc.record({
+        kind: fc.constant('add' as const),
+        value: fc.constantFrom(...values),
+        uid: fc.constantFrom('1', '2'),
+      }),
+      fc.record({ kind: fc.constant('remove' as const), value: fc.constantFrom(...values) }),
+      fc.record({
+        kind: fc.constant('requeue' as const),
+        value: fc.constantFrom(...values),
+        uid: fc.constantFrom('1', '2'),
+      }),
+    );
+    fc.assert(
+      fc.property(
+        fc.array(opArb, { maxLength: 10 }),
+        fc.array(fc.constantFrom(1_000, 20_000, 40_000), { maxLength: 3 }),
+        fc.array(monitorOp, { maxLength: 8 }),
+        (setup, holds, changes) => {
+          const loaded = setup.reduce(apply, newRateLimitedTimedQueue(newTokenBucketRateLimiter(1, 3, T0)));
+          const fresh = holds.reduce(
+            (q, at, i) => tryNext(q, T0 + at, { by: `run-${i}`, ttl: 15_000 }).queue,
+            loaded,
+          );
+          const after = changes.reduce((q, c) => {
+            const now = T0 + 5_000;
+            if (c.kind === 'add') return add(q, c.value, `uid-${c.value}-${c.uid}`, now).queue;
+            if (c.kind === 'remove') return remove(q, c.value).queue;
+            return add(remove(q, c.value).queue, c.value, `uid-${c.value}-${c.uid}`, now).queue;
+          }, loaded);
+          const merged = mergeQueueChanges(loaded, after, fresh)!;
+          const queued = merged.queue.map((v) => v.value);
+          expect(new Set(queued).size).toBe(queued.length);
+          for (const v of fresh.queue) {
+            if (v.claim === undefined) continue;
+            const forgotten = !after.set.includes(v.value);
+            const now = merged.queue.find((m) => m.value === v.value);
+            if (forgotten) expect(now).toBeUndefined();
+            else expect(now).toBe(v);
+          }
+        },
+      ),
+    );
   });
 });
 
