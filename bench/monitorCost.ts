@@ -167,6 +167,9 @@ async function run(nodeCount: number) {
     addNodeLabels: unused,
     listPodsOnNode: unused,
     deletePodForTaintEviction: unused,
+    // No leader election in the bench: every term is taken as it comes (one read per term).
+    getLeaderLease: () =>
+      Promise.resolve({ ok: false as const, reason: 'NotFound' as const, message: 'no leader election' }),
   } satisfies MonitorDeps['cluster'];
   const observer = new CountingObserver();
   let triggers = 0;

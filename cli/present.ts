@@ -38,9 +38,9 @@ export type LimiterView =
 
 /**
  * A zone's limiter as stored, with its tokens at `now`. `now` must be on the relay's clock, as the
- * stored `last` is (shared/app/relayClock.ts: relayClockNow turns a wall-clock instant into it).
+ * stored `last` is (the functions' clock: docs/architecture.md#digest-time).
  *
- * @example limiterView(queue.limiter, relayClockNow(meta, Date.now())).tokensNow // 1 for a bucket drained long ago
+ * @example limiterView(queue.limiter, Date.now()).tokensNow // 1 for a bucket drained long ago
  */
 export function limiterView(limiter: RateLimiter, now: EpochMillis): LimiterView {
   return limiter.kind === 'never'

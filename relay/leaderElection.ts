@@ -15,7 +15,8 @@
 // - release (graceful shutdown): holderIdentity "" and leaseDurationSeconds 1, so a standby takes over
 //   at its next try instead of waiting out the lease.
 // Deviation: after stepping down, client-go's callers usually exit; the relay stays a candidate with
-// warm caches, and a later term starts with a new leaderSince (HeartbeatDigest ordering).
+// warm caches, and a later term starts with a new leaderSince: the acquireTime it writes into the Lease,
+// which the functions read back to verify a digest's term (HeartbeatDigest ordering).
 //
 // One concern, kept whole: one candidate's loop over one Lease, read side by side with
 // leaderelection.go.
@@ -268,14 +269,16 @@ export class LeaderElector {
       this.lastRenewAt = now;
       if (!this.leading) {
         this.leading = true;
-        this.since = now;
+        // The term is the acquireTime this replica wrote into the Lease: the functions verify a digest's
+        // term against the Lease (docs/events.md#order-across-relay-leaders), so it must be that instant.
+        this.since = this.observed?.acquireTime ?? now;
         this.logger.info('became the leader', {
           identity: this.config.identity,
           lease: `${this.config.namespace}/${this.config.name}`,
           leaderSince: now,
         });
         this.armDeadline();
-        this.options.callbacks.onStartedLeading(now);
+        this.options.callbacks.onStartedLeading(this.since);
       } else {
         this.armDeadline();
       }

@@ -45,6 +45,11 @@ export interface ControllerConfig {
   readonly dryRun: boolean;
   /** Name of the cluster this deployment serves; every state key starts with it. */
   readonly cluster: string;
+  /**
+   * The relay's leader-election Lease, `namespace/name`: a digest's relay term is accepted only when this
+   * Lease says its relay holds it (shared/digestClock.ts). nlc-system/nlc-relay, as infra/relay deploys.
+   */
+  readonly relayLease: string;
 }
 
 export type ConfigKey = keyof ControllerConfig;
@@ -76,6 +81,18 @@ function coerceClusterName(input: unknown): Coerced<string> {
       };
 }
 
+// A Lease's namespace (a DNS-1123 label) and name (a DNS-1123 subdomain).
+const LEASE_REF = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\/[a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?$/;
+
+function coerceLeaseRef(input: unknown): Coerced<string> {
+  return typeof input === 'string' && LEASE_REF.test(input)
+    ? { ok: true, value: input }
+    : {
+        ok: false,
+        message: `expected namespace/name of a Lease (like nlc-system/nlc-relay), got ${describeInput(input)}`,
+      };
+}
+
 // Deviation: upstream validates none of these (its Validate() returns no errors); we reject values it
 // would take silently, such as a negative rate, a threshold outside (0, 1] or a zero period, so that a
 // typo fails at cold start rather than as odd eviction behaviour (see docs/upstream-deviations.md).
@@ -103,6 +120,7 @@ const COERCE: { readonly [K in ConfigKey]: (input: unknown) => Coerced<Controlle
   evictionMode: coerceEvictionMode,
   dryRun: coerceBoolean,
   cluster: coerceClusterName,
+  relayLease: coerceLeaseRef,
 };
 
 // ---------------------------------------------------------------------------------------------------
@@ -213,12 +231,20 @@ export const CONFIG_KEYS: { readonly [K in ConfigKey]: ConfigKeyInfo } = {
     description: 'Name of the cluster this deployment serves; the prefix of every state key.',
     aliases: ['clusterName'],
   },
+  relayLease: {
+    kind: 'string',
+    flag: null,
+    envVar: 'NLC_RELAY_LEASE',
+    description:
+      "The relay's leader-election Lease (namespace/name): a Heartbeat Digest's relay term counts only while this Lease says its relay holds it.",
+    aliases: ['leaderElectionLease'],
+  },
 };
 
 const KEYS = Object.keys(CONFIG_KEYS) as readonly ConfigKey[];
 const KEY_BY_ENV: ReadonlyMap<string, ConfigKey> = new Map(KEYS.map((key) => [CONFIG_KEYS[key].envVar, key]));
 
-/** Upstream's defaults (v1.32+), plus ours: taint mode, no dry run, cluster "default". */
+/** Upstream's defaults (v1.32+), plus ours: taint mode, no dry run, cluster "default", the relay's Lease. */
 export const UPSTREAM_DEFAULTS: ControllerConfig = Object.freeze({
   nodeMonitorPeriod: 5_000,
   nodeMonitorGracePeriod: 50_000, // 40s before v1.32 (PR #126287)
@@ -232,6 +258,7 @@ export const UPSTREAM_DEFAULTS: ControllerConfig = Object.freeze({
   nodeEvictionPeriod: 100,
   dryRun: false,
   cluster: 'default',
+  relayLease: 'nlc-system/nlc-relay',
 });
 
 function setting<K extends ConfigKey>(key: K) {
@@ -275,6 +302,7 @@ export const ControllerConfigSchema = z
     nodeEvictionPeriod: setting('nodeEvictionPeriod'),
     dryRun: setting('dryRun'),
     cluster: setting('cluster'),
+    relayLease: setting('relayLease'),
   })
   // Deviation: upstream does not check this (its Validate() returns no errors). Its field comment asks
   // for a grace of N node status updates; a grace not above the monitor period could mark a healthy

@@ -16,17 +16,13 @@ function compareStrings(a: string, b: string): number {
  */
 export type DigestPosition = Pick<HeartbeatDigest, 'leaderSince' | 'relayId' | 'sequence'>;
 
-/** Negative when `a` comes before `b`, 0 for the same digest (or a part of it), positive after. */
+/**
+ * Negative when `a` comes before `b`, 0 for the same digest (or a part of it), positive after: the order
+ * the parts of multi-part digests are kept and dropped in. Which digest a pass accepts is decided on its
+ * verified term and its time (shared/digestClock.ts), not on this.
+ */
 export function compareDigestPosition(a: DigestPosition, b: DigestPosition): number {
   return a.leaderSince - b.leaderSince || compareStrings(a.relayId, b.relayId) || a.sequence - b.sequence;
-}
-
-/**
- * docs/architecture.md#stale-digests: a digest not newer than the last processed one is a no-op (duplicates,
- * retries, reordering, a deposed leader still sending).
- */
-export function digestIsNewer(last: DigestPosition | undefined, next: DigestPosition): boolean {
-  return last === undefined || compareDigestPosition(last, next) < 0;
 }
 
 /**

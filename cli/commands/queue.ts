@@ -5,9 +5,8 @@
 // own reads: the zone queues run on the relay's clock, the pod evictions on the functions' clock.
 import { Command } from 'commander';
 import { z } from 'zod';
-import { relayClockNow } from '../../shared/app/relayClock.js';
 import type { EpochMillis } from '../../shared/domain/types.js';
-import type { ClusterMeta, LoadedZoneQueues, PodEviction } from '../../shared/ports/stores.js';
+import type { LoadedZoneQueues, PodEviction } from '../../shared/ports/stores.js';
 import { parseOptions } from '../errors.js';
 import { naturalCompare } from '../names.js';
 import {
@@ -90,8 +89,9 @@ export interface QueueReport {
   /** The instant "due" is judged at: the wall clock (the drainer's), or --at. */
   readonly at: string;
   /**
-   * `at` on the relay's clock, which the zone queues and limiters run on: the last digest's observedAt
-   * carried forward by the time since it was committed (the drainer's estimate, relayClock.ts).
+   * The instant the zone queues and limiters are judged at: `at` itself, since they run on the
+   * functions' clock (docs/architecture.md#digest-time). Kept for readers of the JSON, which had the
+   * relay's clock here before.
    */
   readonly relayAt: string;
   readonly zones: readonly ZoneQueueView[];
@@ -101,10 +101,10 @@ export interface QueueReport {
 export function buildQueue(
   loaded: LoadedZoneQueues,
   evictions: readonly PodEviction[],
-  meta: Pick<ClusterMeta, 'lastObservedAt' | 'committedAt'>,
   at: EpochMillis,
 ): QueueReport {
-  const relayAt = relayClockNow(meta, at);
+  // The queues are stamped on the functions' clock (docs/architecture.md#digest-time), the reader's too.
+  const relayAt = at;
   const zones = [...loaded.queues]
     .map(([key, queue]): ZoneQueueView => {
       const queued = new Set(queue.queue.map((v) => v.value));
@@ -205,14 +205,10 @@ export function renderQueue(report: QueueReport, wide: boolean, paint: Paint): s
  */
 export async function runQueue(options: QueueOptions, io: CliIo): Promise<number> {
   const target = await resolveTarget(options, io.env);
-  const [queues, evictions, meta] = await withStores(target, io.env, (stores) =>
-    Promise.all([
-      stores.zoneQueues.loadZoneQueues(target.cluster),
-      stores.podEvictions.list(target.cluster),
-      stores.controllerState.loadMeta(target.cluster),
-    ]),
+  const [queues, evictions] = await withStores(target, io.env, (stores) =>
+    Promise.all([stores.zoneQueues.loadZoneQueues(target.cluster), stores.podEvictions.list(target.cluster)]),
   );
-  const report = buildQueue(queues, evictions, meta, options.at ?? io.clock.now());
+  const report = buildQueue(queues, evictions, options.at ?? io.clock.now());
   await writeOutput(io, options.output, report, () =>
     renderQueue(report, options.output === 'wide', stdoutPaint(io)),
   );

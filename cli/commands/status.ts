@@ -4,7 +4,6 @@
 // ControllerStateStore, the same load the monitor starts each pass from.
 import { Command } from 'commander';
 import { z } from 'zod';
-import { relayClockNow } from '../../shared/app/relayClock.js';
 import { getNodeCondition, type EpochMillis, type ZoneState } from '../../shared/domain/types.js';
 import { ownedByNodeController } from '../../shared/domain/taints.js';
 import { getZoneKey, isNodeExcludedFromDisruptionChecks } from '../../shared/domain/zones.js';
@@ -118,7 +117,10 @@ export interface NodeStatus {
 
 export interface StatusReport {
   readonly cluster: string;
-  /** The last Heartbeat Digest processed: its observedAt (relay clock) and sequence. */
+  /**
+   * The last Heartbeat Digest processed: its observedAt on the functions' clock (the relay's, moved by
+   * its term's offset: docs/architecture.md#digest-time) and sequence.
+   */
   readonly observedAt: string | null;
   readonly lastSequence: number | null;
   /**
@@ -133,6 +135,16 @@ export interface StatusReport {
    */
   readonly lastDigestLate: boolean | null;
   readonly nodeMonitorGracePeriodSeconds: number | null;
+  /** The relay term whose digests are accepted (`relayId@leaderSince`), and whether its Lease vouched for it. */
+  readonly relayTerm: string | null;
+  readonly relayTermVerified: boolean | null;
+  /**
+   * Digests refused (a deposed leader's, a forged one, a clock beyond tolerance: shared/digestClock.ts),
+   * the last one's reason, and how long ago (the reader's clock against the refusing function's).
+   */
+  readonly refusedDigests: number;
+  readonly lastRefusal: string | null;
+  readonly lastRefusalAgeSeconds: number | null;
   readonly relayLastSeen: string | null;
   readonly masterDisruption: boolean;
   readonly zones: readonly ZoneStatus[];
@@ -141,12 +153,12 @@ export interface StatusReport {
 
 /**
  * The report from one consistent load of the controller state. `now` is the reader's wall clock: the
- * limiters' tokens are shown at the relay-clock instant it stands for (relayClockNow), the clock they
- * refill on.
+ * limiters' tokens are shown at it, since they refill on the functions' clock.
  */
 export function buildStatus(loaded: LoadedState, now: EpochMillis): StatusReport {
   const { state, meta } = loaded;
-  const relayNow = relayClockNow(meta, now);
+  // The limiters refill on the functions' clock, which the reader's is taken for.
+  const relayNow = now;
   const places = queuePlaces(state.zoneQueues);
   const zoneKeys = [
     ...new Set([...state.zoneStates.keys(), ...loaded.zones.keys(), ...state.zoneQueues.keys()]),
@@ -227,6 +239,15 @@ export function buildStatus(loaded: LoadedState, now: EpochMillis): StatusReport
     lastDigestAgeSeconds: ageMs === undefined ? null : Math.round(ageMs / 1000),
     lastDigestLate: ageMs === undefined || grace === undefined ? null : ageMs > grace,
     nodeMonitorGracePeriodSeconds: grace === undefined ? null : grace / 1000,
+    relayTerm:
+      meta.lastRelayId === undefined || meta.lastLeaderSince === undefined
+        ? null
+        : `${meta.lastRelayId}@${isoTime(meta.lastLeaderSince) ?? ''}`,
+    relayTermVerified: meta.termVerified ?? null,
+    refusedDigests: meta.refusedDigests ?? 0,
+    lastRefusal: meta.lastRefusal ?? null,
+    lastRefusalAgeSeconds:
+      meta.lastRefusedAt === undefined ? null : Math.round(Math.max(0, now - meta.lastRefusedAt) / 1000),
     relayLastSeen: isoTime(meta.relayLastSeen),
     masterDisruption: meta.masterDisruption,
     zones,
@@ -319,9 +340,19 @@ export function renderStatus(report: StatusReport, wide: boolean, paint: Paint):
   const digest = report.lastSequence === null ? '' : ` (digest #${report.lastSequence})`;
   const header = [
     `Cluster:            ${report.cluster}`,
-    `Relay clock:        ${report.observedAt ?? 'no digest processed yet'}${digest}`,
+    `Observed at:        ${report.observedAt ?? 'no digest processed yet'}${digest}`,
     // A stopped relay shows here: the age grows while the tables stay as the last digest left them.
     ...(report.lastDigestAgeSeconds === null ? [] : [`Last digest:        ${digestAge(report, paint)}`]),
+    ...(report.relayTerm === null
+      ? []
+      : [
+          `Relay term:         ${report.relayTerm}${report.relayTermVerified === true ? ' (holds the leader Lease)' : report.relayTermVerified === false ? ' (no leader Lease to check)' : ''}`,
+        ]),
+    ...(report.refusedDigests === 0
+      ? []
+      : [
+          `Refused digests:    ${paint('red', String(report.refusedDigests))}${report.lastRefusal === null ? '' : `, the last ${span((report.lastRefusalAgeSeconds ?? 0) * 1000)} ago: ${report.lastRefusal}`}`,
+        ]),
     `Master disruption:  ${report.masterDisruption ? paint('red', 'yes: every zone is FullDisruption, evictions stopped') : 'no'}`,
   ].join('\n');
   if (report.zones.length === 0 && report.nodes.length === 0) {
@@ -358,7 +389,10 @@ export const STATUS_HELP = `
 Header: "Last digest" is how long ago the monitor processed the relay's last Heartbeat Digest: about
         a monitor period (5s) while the relay runs. Older than the grace period the monitor runs with,
         it is flagged "late": the relay or the bus is down, nobody is marked Unknown meanwhile, and the
-        tables below are as that digest left them.
+        tables below are as that digest left them. "Observed at" is when the relay built it, on the
+        functions' clock. "Relay term" is the relay whose digests count (the one holding the leader
+        Lease); "Refused digests" counts the others (a deposed leader's, a forged one, a relay clock
+        beyond tolerance), with the last one's reason.
 Zones:  ZONE is region:zone ("-": nodes without zone labels). UNHEALTHY counts not-ready nodes the
         zone's health counts (excluded nodes are not). LIMITER QPS is the zone's NoExecute tainting
         rate ("never": no tainting in this zone). TOKENS (-o wide) is its token bucket now, refilled
@@ -366,13 +400,14 @@ Zones:  ZONE is region:zone ("-": nodes without zone labels). UNHEALTHY counts n
 Nodes:  READY is the Ready status the controller last saved (Unknown once the grace period passed).
         TAINTS are the taints the controller owns. PROBE AGE is how long the node has been silent as
         the controller sees it: for a node it marked Ready=Unknown, the last digest's observedAt minus
-        the last probe it saw (both relay-clock times, so the CLI's clock, the Lambdas' clocks and bus
-        delays cannot skew it); "live" for a node it heard from within the grace period at its last
+        the last probe it saw (both moved onto the functions' clock by the relay term's offset, so the
+        CLI's clock and bus delays cannot skew it); "live" for a node it heard from within the grace period at its last
         pass (that newer probe is not stored: docs/state.md, "Write on change"); "-" before any pass.
         EVICTION is the node's place in its zone queue ("queued #1"), "processed" once tainted.
 -o wide adds tokens, uids, Ready transition, probe, lease and process-at times.
 -o json|yaml prints the full report: cluster, observedAt, lastSequence, lastDigestAgeSeconds,
-lastDigestLate, nodeMonitorGracePeriodSeconds, relayLastSeen, masterDisruption, zones[] {zone, state, size, unhealthy, unhealthyPercent, limiter,
+lastDigestLate, nodeMonitorGracePeriodSeconds, relayTerm, relayTermVerified, refusedDigests,
+lastRefusal, lastRefusalAgeSeconds, relayLastSeen, masterDisruption, zones[] {zone, state, size, unhealthy, unhealthyPercent, limiter,
 queueLength, processedOnce}, nodes[] {name, uid, zone, ready, readyTransition, taints, allTaints,
 probeTime, probe, probeAgeSeconds, leaseRenewTime, eviction {position, processAt, processed, status},
 excluded, registered, retry, deleted}.

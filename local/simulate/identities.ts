@@ -17,6 +17,7 @@ export const ControllerUser = 'system:serviceaccount:nlc-system:nlc-controller';
 export const RelayUser = 'system:serviceaccount:nlc-system:nlc-relay';
 
 const ControllerRoleUrl = new URL('../../infra/cluster-access/clusterrole.yaml', import.meta.url);
+const ControllerLeaseRoleUrl = new URL('../../infra/cluster-access/relay-lease.yaml', import.meta.url);
 const RelayRoleUrl = new URL('../../infra/relay/rbac.yaml', import.meta.url);
 
 const Verb = z.enum(['get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'deletecollection', '*']);
@@ -100,15 +101,19 @@ export function subjectRules(text: string, user: string): PolicyRule[] {
 
 /** The controller's and the relay's identities, each with what its deployed roles grant it. */
 export async function simulatorIdentities(): Promise<{ controller: Identity; relay: Identity }> {
-  const [controllerRole, relayRole] = await Promise.all([
+  const [controllerRole, controllerLeaseRole, relayRole] = await Promise.all([
     readFile(ControllerRoleUrl, 'utf8'),
+    readFile(ControllerLeaseRoleUrl, 'utf8'),
     readFile(RelayRoleUrl, 'utf8'),
   ]);
   return {
     controller: {
       name: ControllerUser,
       token: 'nlc-simulate-controller',
-      rules: clusterRoleRules(controllerRole, 'nlc-node-lifecycle-controller'),
+      rules: [
+        ...clusterRoleRules(controllerRole, 'nlc-node-lifecycle-controller'),
+        ...subjectRules(controllerLeaseRole, ControllerUser),
+      ],
     },
     relay: { name: RelayUser, token: 'nlc-simulate-relay', rules: subjectRules(relayRole, RelayUser) },
   };

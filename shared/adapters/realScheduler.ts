@@ -1,5 +1,6 @@
-// The real-time Scheduler (shared/ports/scheduler.ts) for the local stack: one Node.js timeout armed for
-// the earliest timer; when it fires, every due timer runs in (time, priority, insertion) order.
+// The real-time Scheduler (shared/ports/scheduler.ts) for the relay and the local stack: one Node.js
+// timeout armed for the earliest timer; when it fires, every due timer runs in (time, priority,
+// insertion) order. Its clock never steps (see now()).
 //
 // Unlike the virtual scheduler, callbacks are not awaited: in real time a handler waiting on I/O must
 // not hold back a kubelet's lease renewal. A rejected promise or a thrown error goes to `onError`.
@@ -35,6 +36,8 @@ export class RealScheduler implements Scheduler {
   private timeout: NodeJS.Timeout | undefined;
   private armedFor: EpochMillis | undefined;
   private closed = false;
+  private readonly wallAtStart = Date.now();
+  private readonly monotonicAtStart = performance.now();
 
   constructor(options: RealSchedulerOptions = {}) {
     this.onError =
@@ -45,8 +48,16 @@ export class RealScheduler implements Scheduler {
     this.unref = options.unref ?? false;
   }
 
+  /**
+   * The wall clock as it read when this scheduler was made, moved on by the monotonic clock: a step of
+   * the system clock (an NTP step, a host moved to a fixed clock) never reaches a running process, as
+   * Go's time.Now() carries a monotonic reading that every duration is measured on. NTP's rate
+   * corrections still apply (the monotonic clock is slewed with the wall clock); a step shows at the
+   * next start. The relay's probes, digests and leadership terms are measured on it
+   * (docs/architecture.md#one-clock-per-comparison).
+   */
   now(): EpochMillis {
-    return Date.now();
+    return Math.floor(this.wallAtStart + (performance.now() - this.monotonicAtStart));
   }
 
   at(time: EpochMillis, priority: number, fn: TimerCallback): TimerHandle {

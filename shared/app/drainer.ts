@@ -15,10 +15,11 @@
 //   zone's next item, with a token of its own; after that, the next one takes it over without a token.
 //   So a slow or retried taint write never spends a second token on one node (docs/monitor.md).
 // - One `now` per run instead of a clock read per item: a run is short, and with burst 1 a run takes at
-//   most one token per zone unless the rate is very high. Two clocks, one per comparison: the zone
-//   queues are stamped on the relay's clock (the monitor decides on a digest's observedAt), so they are
-//   compared with the relay's clock carried forward from the last committed digest (relayClock.ts); the
-//   pod eviction timers are stamped on the functions' clock, so they are compared with the caller's.
+//   most one token per zone unless the rate is very high. One clock: the zone queues and limiters are
+//   stamped on the functions' clock (the monitor moves each digest's instants onto it,
+//   docs/architecture.md#digest-time), as the pod eviction timers are, so both are compared with the
+//   caller's. The bound burst + qps × window therefore holds on the functions' clock, which is the API
+//   server's to within NTP: not on an estimate of the relay's that a late digest could move.
 // - Upstream's pass polls every NodeEvictionPeriod (100 ms). Here a run returns when the next item or
 //   timer becomes due (`nextDueInMs`), and the handler waits for it within a budget (drainerScheduling.ts
 //   drainUntilIdle, drainerWaitBudget): the monitor starts a run whenever something is due within its
@@ -56,7 +57,6 @@ import {
   firePodEvictions,
   type PodDeletionResult,
 } from './firedPodEvictions.js';
-import { relayClockNow } from './relayClock.js';
 
 export type { PodDeletionResult } from './firedPodEvictions.js';
 
@@ -123,7 +123,7 @@ export interface DrainerResult {
   readonly cluster: string;
   /** The caller's clock: what the pod eviction timers were compared with. */
   readonly now: EpochMillis;
-  /** The relay's clock at `now` (relayClock.ts): what the zone queues were compared with. */
+  /** What the zone queues were compared with: `now` (they are stamped on the functions' clock). */
   readonly queueNow: EpochMillis;
   /**
    * How long after `now` the next queue item can be handed out or the next pod eviction is due;
@@ -167,7 +167,8 @@ export async function runDrainer(deps: DrainerDeps, now: EpochMillis): Promise<D
   const cluster = config.cluster;
   const opts = signal === undefined ? {} : { signal };
   // The zone queues are on the relay's clock (see the module comment): one GetItem of the cluster row.
-  const queueNow = relayClockNow(await stores.controllerState.loadMeta(cluster, opts), now);
+  // The zone queues are stamped on the functions' clock (docs/architecture.md#digest-time): ours.
+  const queueNow = now;
   let context: Record<string, JsonValue> = {};
   const executor = new DecidingExecutor({
     cluster,

@@ -1,14 +1,16 @@
 // The monitor: one Heartbeat Digest → one upstream monitorNodeHealth pass (node_lifecycle_controller.go),
-// against the state in DynamoDB, with `now` = the digest's observedAt
-// (docs/architecture.md#one-clock-per-comparison). The schedule fallback that reports a silent relay is
-// scheduledCheck.ts; the nodes read from the API when the node cache lacks them, missingNodes.ts.
+// against the state in DynamoDB, with `now` = the digest's observedAt moved onto the functions' clock
+// (docs/architecture.md#digest-time). The schedule fallback that reports a silent relay is
+// scheduledCheck.ts; the nodes read from the API when the node cache lacks them, missingNodes.ts; the
+// node copies and pods checked against the API, reconcileNodes.ts and reconcilePods.ts.
 // Called by functions/monitorNodeHealth.ts, the local stack and `nlc simulate`, so it imports no middy or
 // Powertools: it reports through the Observer port.
 //
 // One pass:
 //   1. load (or refresh a kept LoadedState: docs/state.md "Write on change") the cluster's state;
-//   2. a digest not newer than the last processed one is a no-op (docs/architecture.md#stale-digests):
-//      `{ kind: 'stale' }`;
+//   2. judge the digest (shared/digestClock.ts): another relay term is checked against the leader Lease;
+//      one beyond the functions' clock, or of a term the Lease does not name, is refused (`refused`,
+//      counted on the cluster row); one not after the last processed is a no-op (`stale`);
 //   3. a multi-part digest waits until all its parts are stored (DigestPartStore);
 //   4. observation gap (docs/architecture.md#observation-gap): when the previous processed digest is older
 //      than nodeMonitorGracePeriod, every node gets a fresh probe before the pass (as upstream does when it
@@ -25,7 +27,14 @@ import { nextHandOutAt } from '../domain/rateLimitedTimedQueue.js';
 import type { EpochMillis, Lease, Node } from '../domain/types.js';
 import { EventParseError, VersionConflictError } from '../errors.js';
 import type { HeartbeatDigest } from '../events.js';
-import { digestIsNewer, mergeDigestParts, type DigestPosition } from '../heartbeatDigest.js';
+import {
+  judgeDigest,
+  onFunctionsClock,
+  type DigestClockState,
+  type DigestVerdict,
+  type TermCheck,
+} from '../digestClock.js';
+import { mergeDigestParts, type DigestPosition } from '../heartbeatDigest.js';
 import type { Clock } from '../ports/clock.js';
 import type { ClusterPort } from '../ports/cluster.js';
 import type { Observer } from '../ports/observer.js';
@@ -55,7 +64,12 @@ export interface MonitorDeps {
   /** The pass's effects, and the node-change path of the copies it repairs (reconcileNodes.ts). */
   readonly cluster: Pick<
     ClusterPort,
-    'execute' | 'getNode' | 'addNodeLabels' | 'listPodsOnNode' | 'deletePodForTaintEviction'
+    | 'execute'
+    | 'getNode'
+    | 'addNodeLabels'
+    | 'listPodsOnNode'
+    | 'deletePodForTaintEviction'
+    | 'getLeaderLease'
   >;
   readonly observer: Observer;
   /**
@@ -104,6 +118,11 @@ export interface MonitorPassSummary {
 
 export type MonitorOutcome =
   | { readonly kind: 'stale'; readonly last: DigestPosition | undefined }
+  /**
+   * Not accepted (shared/digestClock.ts): from a relay that does not hold the leader Lease, beyond the
+   * functions' clock, or with an impossible sequence. Counted on the cluster row; nothing else written.
+   */
+  | { readonly kind: 'refused'; readonly reason: string; readonly detail: string }
   /** A part of a multi-part digest was stored; the pass runs when the last one arrives. */
   | { readonly kind: 'waitingForParts'; readonly missing: readonly number[] }
   | { readonly kind: 'processed'; readonly summary: MonitorPassSummary };
@@ -131,6 +150,111 @@ function positionOf(meta: ClusterMeta): DigestPosition | undefined {
 
 function iso(ms: EpochMillis): string {
   return new Date(ms).toISOString();
+}
+
+/** What the cluster row says was accepted last, as judgeDigest reads it. */
+function clockStateOf(meta: ClusterMeta): DigestClockState {
+  return {
+    ...(meta.lastRelayId !== undefined && { relayId: meta.lastRelayId }),
+    ...(meta.lastLeaderSince !== undefined && { leaderSince: meta.lastLeaderSince }),
+    ...(meta.lastSequence !== undefined && { sequence: meta.lastSequence }),
+    // On rows from before offsets were kept, lastObservedAt is on the relay's clock: not comparable.
+    ...(meta.lastObservedAt !== undefined &&
+      meta.clockOffset !== undefined && { observedAt: meta.lastObservedAt }),
+    ...(meta.clockOffset !== undefined && { offset: meta.clockOffset }),
+    ...(meta.clockCandidate !== undefined && { candidate: meta.clockCandidate }),
+  };
+}
+
+/** A refused term is not read again within this long: a deposed leader's burst costs one Lease read. */
+const RefusedTermMemo = 60_000;
+
+const termOf = (digest: Pick<HeartbeatDigest, 'relayId' | 'leaderSince'>): string =>
+  `${digest.relayId}@${iso(digest.leaderSince)}`;
+
+/**
+ * Whether the leader Lease (config.relayLease) says the digest's relay holds it, in the term the digest
+ * names (its holder, and the acquireTime the relay wrote as its leaderSince): the API server vouches
+ * for the order of relay terms, no relay clock does (docs/events.md#order-across-relay-leaders).
+ */
+async function checkTerm(
+  deps: MonitorDeps,
+  meta: ClusterMeta,
+  digest: HeartbeatDigest,
+  receivedAt: EpochMillis,
+): Promise<TermCheck> {
+  if (
+    meta.lastRefusedTerm === termOf(digest) &&
+    meta.lastRefusedAt !== undefined &&
+    receivedAt - meta.lastRefusedAt < RefusedTermMemo
+  ) {
+    return 'notCurrent';
+  }
+  const [namespace = '', name = ''] = deps.config.relayLease.split('/');
+  const lease = await deps.cluster.getLeaderLease(
+    namespace,
+    name,
+    deps.signal === undefined ? {} : { signal: deps.signal },
+  );
+  if (!lease.ok) {
+    if (lease.reason === 'NotFound') return 'noLease';
+    deps.observer.warn('cannot read the leader Lease to check a new relay term', {
+      cluster: deps.config.cluster,
+      lease: deps.config.relayLease,
+      error: lease.message,
+    });
+    return 'unreadable';
+  }
+  return lease.value.holderIdentity === digest.relayId && lease.value.acquireTime === digest.leaderSince
+    ? 'current'
+    : 'notCurrent';
+}
+
+/** A refused digest: logged, counted, recorded on the cluster row for `nlc status`; nothing else. */
+async function refuse(
+  deps: MonitorDeps,
+  loaded: LoadedState,
+  digest: HeartbeatDigest,
+  verdict: Extract<DigestVerdict, { kind: 'refuse' }>,
+  receivedAt: EpochMillis,
+  cache: MonitorCache | undefined,
+): Promise<void> {
+  const { config, observer, stores, signal } = deps;
+  const reason = `${verdict.reason}: ${verdict.detail}`;
+  observer.metric('nlc_refused_digests_total', 'Count', 1);
+  observer.warn('Heartbeat Digest refused', {
+    cluster: config.cluster,
+    reason: verdict.reason,
+    detail: verdict.detail,
+    relayId: digest.relayId,
+    leaderSince: iso(digest.leaderSince),
+    sequence: digest.sequence,
+    observedAt: iso(digest.observedAt),
+    receivedAt: iso(receivedAt),
+  });
+  const refused = {
+    at: receivedAt,
+    reason,
+    term: termOf(digest),
+    ...(verdict.candidate !== undefined && { clockCandidate: verdict.candidate }),
+  };
+  await stores.controllerState.recordRefusedDigest(
+    config.cluster,
+    refused,
+    signal === undefined ? {} : { signal },
+  );
+  const { clockCandidate: _previous, ...meta } = loaded.meta;
+  cache?.set(config.cluster, {
+    ...loaded,
+    meta: {
+      ...meta,
+      ...(verdict.candidate !== undefined && { clockCandidate: verdict.candidate }),
+      refusedDigests: (loaded.meta.refusedDigests ?? 0) + 1,
+      lastRefusedAt: receivedAt,
+      lastRefusal: reason,
+      lastRefusedTerm: refused.term,
+    },
+  });
 }
 
 /** Rejects a digest for another cluster: this deployment's kubeconfig points at its own cluster. */
@@ -205,7 +329,21 @@ export async function runMonitorPass(
         ? await stores.controllerState.load(cluster, opts)
         : await stores.controllerState.refresh(kept, opts);
     const last = positionOf(loaded.meta);
-    if (!digestIsNewer(last, digest)) {
+    const receivedAt = clock.now();
+    let verdict = judgeDigest(clockStateOf(loaded.meta), digest, receivedAt);
+    if (verdict.kind === 'verifyTerm') {
+      verdict = judgeDigest(
+        clockStateOf(loaded.meta),
+        digest,
+        receivedAt,
+        await checkTerm(deps, loaded.meta, digest, receivedAt),
+      );
+    }
+    if (verdict.kind === 'refuse') {
+      await refuse(deps, loaded, digest, verdict, receivedAt, cache);
+      return { kind: 'refused', reason: verdict.reason, detail: verdict.detail };
+    }
+    if (verdict.kind === 'stale' || verdict.kind === 'verifyTerm') {
       cache?.set(cluster, loaded);
       observer.metric('nlc_stale_digests_total', 'Count', 1);
       observer.info('digest not newer than the last processed one: no-op', {
@@ -239,6 +377,7 @@ export async function runMonitorPass(
     }
     try {
       const summary = await passAndCommit(deps, loaded, whole, {
+        verdict,
         attempts: attempt,
         startedAt,
         split,
@@ -264,6 +403,8 @@ export async function runMonitorPass(
 }
 
 interface PassOptions {
+  /** How the digest's instants map onto the functions' clock (shared/digestClock.ts). */
+  readonly verdict: Extract<DigestVerdict, { kind: 'accept' }>;
   readonly attempts: number;
   readonly startedAt: EpochMillis;
   /** The digest arrived in parts: its stored parts are dropped once it is committed. */
@@ -277,12 +418,14 @@ async function passAndCommit(
   deps: MonitorDeps,
   loaded: LoadedState,
   digest: HeartbeatDigest,
-  { attempts, startedAt, split, cache, readMemo, podSweepMemo }: PassOptions,
+  { verdict, attempts, startedAt, split, cache, readMemo, podSweepMemo }: PassOptions,
 ): Promise<MonitorPassSummary> {
   const { config, stores, observer, clock, signal } = deps;
   const cluster = config.cluster;
   const opts = signal === undefined ? {} : { signal };
-  const now = digest.observedAt;
+  // The digest's instants on the functions' clock (docs/architecture.md#digest-time): its observedAt is
+  // the pass's `now`, never after the functions' own clock, and no probe after it.
+  const { now, offset } = verdict;
 
   let state = loaded.state;
   const lastObservedAt = loaded.meta.lastObservedAt;
@@ -330,15 +473,20 @@ async function passAndCommit(
     ]);
   }
 
-  const observingSince = Math.min(digest.observingSince, now);
-  if (loaded.meta.lastObservingSince !== undefined && loaded.meta.lastObservingSince !== observingSince) {
+  // Compared on the relay's own clock (a restart shows as another instant there), shown on ours.
+  const relayObservingSince = Math.min(digest.observingSince, digest.observedAt);
+  const observingSince = onFunctionsClock(relayObservingSince, offset, now);
+  if (
+    loaded.meta.lastObservingSince !== undefined &&
+    loaded.meta.lastObservingSince !== relayObservingSince &&
+    !verdict.newTerm
+  ) {
     // A relay restarted or another took over: its digests count every node it has a Lease or status
     // for as probed no earlier than observingSince (probeTracker.ts buildDigest).
     observer.info('relay observation restarted: nodes not seen renewing since count from then', {
       cluster,
       relayId: digest.relayId,
       observingSince: iso(observingSince),
-      previousObservingSince: iso(loaded.meta.lastObservingSince),
     });
     await executor.record([
       {
@@ -350,15 +498,61 @@ async function passAndCommit(
           'upstream gives every node a fresh probe when its controller starts',
         inputs: {
           observingSince: iso(observingSince),
-          previousObservingSince: iso(loaded.meta.lastObservingSince),
           relayId: digest.relayId,
         },
       },
     ]);
   }
+  if (verdict.newTerm) {
+    // Another relay term: the previous one's clock offset no longer applies; this one's is taken from
+    // this digest (docs/architecture.md#digest-time).
+    observer.info('relay term accepted', {
+      cluster,
+      relayId: digest.relayId,
+      leaderSince: iso(digest.leaderSince),
+      verified: verdict.verified ?? false,
+      clockOffsetMs: offset,
+      ...(loaded.meta.lastRelayId !== undefined && { previousRelayId: loaded.meta.lastRelayId }),
+    });
+    await executor.record([
+      {
+        node: ClusterSubject,
+        what: 'relayTerm',
+        why:
+          (verdict.verified ?? false)
+            ? `relay ${digest.relayId} holds the leader Lease since ${iso(digest.leaderSince)}: its digests are accepted from now on, on its own clock offset`
+            : `relay ${digest.relayId} leads since ${iso(digest.leaderSince)}; no leader Lease exists to check it against (a relay without leader election)`,
+        inputs: {
+          relayId: digest.relayId,
+          leaderSince: iso(digest.leaderSince),
+          clockOffsetMs: offset,
+          verified: verdict.verified ?? false,
+          ...(loaded.meta.lastRelayId !== undefined && { previousRelayId: loaded.meta.lastRelayId }),
+        },
+      },
+    ]);
+  } else if (verdict.rebased !== undefined) {
+    observer.warn("relay clock jumped: its term's offset is re-based", {
+      cluster,
+      relayId: digest.relayId,
+      direction: verdict.rebased,
+      previousClockOffsetMs: loaded.meta.clockOffset,
+      clockOffsetMs: offset,
+    });
+    await executor.record([
+      {
+        node: ClusterSubject,
+        what: 'relayClock',
+        why: `the relay's clock jumped ${verdict.rebased === 'ahead' ? 'forward' : 'back'} by ${Math.round(Math.abs(offset - (loaded.meta.clockOffset ?? offset)) / 1000)}s (two digests in a row agree): its instants are moved onto the functions' clock by the new offset`,
+        inputs: { previousClockOffsetMs: loaded.meta.clockOffset ?? null, clockOffsetMs: offset },
+      },
+    ]);
+  }
 
   const leases = new Map<string, Lease>();
-  digest.probes.forEach((at, name) => leases.set(name, { renewTime: at }));
+  // Probes on the functions' clock, none after `now`: a relay clock that ran ahead cannot push a stored
+  // probe into the future (probeTimestamp keeps the latest one).
+  digest.probes.forEach((at, name) => leases.set(name, { renewTime: onFunctionsClock(at, offset, now) }));
   // Nodes the relay knows (the digest names them) that the node cache lacks: their Node Changed is late,
   // or was lost. Read from the API, a node counts in its zone from the first digest that names it (a
   // zone counted without its dead nodes would be tainted at the normal rate); kept with the pass's copies.
@@ -404,9 +598,12 @@ async function passAndCommit(
     lastLeaderSince: digest.leaderSince,
     lastRelayId: digest.relayId,
     masterDisruption,
-    relayLastSeen: Math.max(loaded.meta.relayLastSeen ?? now, now),
-    lastObservingSince: observingSince,
+    relayLastSeen: now,
+    lastObservingSince: relayObservingSince,
     nodeMonitorGracePeriodMs: config.nodeMonitorGracePeriod,
+    clockOffset: offset,
+    ...(verdict.candidate !== undefined && { clockCandidate: verdict.candidate }),
+    termVerified: verdict.newTerm ? (verdict.verified ?? false) : (loaded.meta.termVerified ?? false),
   };
   // Diffed against what was loaded: the observation-gap reset and the legacy status are changes too.
   const committed = await stores.controllerState.commit(

@@ -9,7 +9,7 @@
 import type { Effect, ReadResult, ResultOf, WriteResult } from '../domain/effects.js';
 import type { KubeEvent } from '../domain/kubeEvents.js';
 import type { TaintSwap } from '../domain/taints.js';
-import type { Node, Pod } from '../domain/types.js';
+import type { EpochMillis, Node, Pod } from '../domain/types.js';
 
 export interface ClusterCallOptions {
   /** Aborts the call (and its retries): the handler's deadline signal (docs/contributing.md#deadlines). */
@@ -23,6 +23,14 @@ export interface ClusterCallOptions {
  */
 export type TaintEvictionDeleteResult =
   { readonly ok: true; readonly podWasGone: boolean } | Extract<WriteResult, { readonly ok: false }>;
+
+/** The leader-election record of a coordination Lease, as the API server holds it now. */
+export interface LeaderLease {
+  readonly holderIdentity: string;
+  /** spec.acquireTime, to the millisecond; absent when never set. */
+  readonly acquireTime?: EpochMillis;
+  readonly leaseTransitions: number;
+}
 
 export interface ClusterPort {
   /**
@@ -73,6 +81,16 @@ export interface ClusterPort {
     name: string,
     opts?: ClusterCallOptions & { readonly uid?: string },
   ): Promise<TaintEvictionDeleteResult>;
+
+  /**
+   * The relay's leader-election Lease (a quorum read): which relay term the API server vouches for
+   * (shared/digestClock.ts). NotFound when no relay runs leader election.
+   */
+  getLeaderLease(
+    namespace: string,
+    name: string,
+    opts?: ClusterCallOptions,
+  ): Promise<ReadResult<LeaderLease>>;
 
   /** Records a core/v1 Event, as client-go's EventRecorder would. Best effort: failures are values. */
   recordEvent(event: KubeEvent, opts?: ClusterCallOptions): Promise<WriteResult>;

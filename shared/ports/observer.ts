@@ -18,7 +18,8 @@ export type MetricName =
   | 'node_collector_update_all_nodes_health_duration_seconds'
   | 'taint_eviction_controller_pod_deletions_total'
   | 'nlc_observation_gap_seconds'
-  | 'nlc_stale_digests_total';
+  | 'nlc_stale_digests_total'
+  | 'nlc_refused_digests_total';
 
 export type MetricUnit = 'Count' | 'Percent' | 'Seconds';
 

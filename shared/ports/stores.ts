@@ -28,14 +28,15 @@ export interface StoreCallOptions {
 
 /** Cluster-wide facts (one row per cluster). */
 export interface ClusterMeta {
-  /** `sequence` of the last Heartbeat Digest processed; a digest not newer is a no-op (docs/architecture.md#stale-digests). */
+  /** `sequence` of the last Heartbeat Digest processed (logs and `nlc status`). */
   readonly lastSequence?: number;
-  /** `observedAt` (relay clock) of that digest. */
-  readonly lastObservedAt?: EpochMillis;
   /**
-   * `leaderSince` and `relayId` of that digest: with `lastSequence`, its position in the relay's stream
-   * (heartbeatDigest.ts digestIsNewer), so a new relay leader restarting at sequence 0 is still newer.
+   * `observedAt` of that digest on the functions' clock (moved by `clockOffset`): a digest of the same
+   * term not after it is a no-op (docs/architecture.md#digest-time). On rows written before
+   * `clockOffset` was kept, the relay's clock.
    */
+  readonly lastObservedAt?: EpochMillis;
+  /** `leaderSince` and `relayId` of that digest: the accepted relay term. */
   readonly lastLeaderSince?: EpochMillis;
   readonly lastRelayId?: string;
   /** Every zone is FullDisruption: upstream's master disruption mode (evictions stopped). */
@@ -52,11 +53,39 @@ export interface ClusterMeta {
   readonly nodeMonitorGracePeriodMs?: number;
   /**
    * When the cluster row was last committed, on the clock of the function that committed it (read
-   * only: the store sets it). With lastObservedAt it ties the relay's clock to the functions' clock,
-   * so the drainer and the schedule compare relay-clock instants with relay-clock instants
-   * (relayClockNow in shared/app/relayClock.ts).
+   * only: the store sets it): how long the relay has been silent, and how far a digest's sequence may
+   * have moved on since (shared/digestClock.ts).
    */
   readonly committedAt?: EpochMillis;
+  /**
+   * The accepted relay term's clock offset: the relay's clock minus the functions', as its digests show
+   * it (shared/digestClock.ts). Every digest instant is moved onto the functions' clock by it, so
+   * `lastObservedAt` and every stored probe and queue instant are on the functions' clock. Absent on
+   * rows written before it was kept.
+   */
+  readonly clockOffset?: number;
+  /** An offset jump seen in one digest, waiting for the next to confirm it. */
+  readonly clockCandidate?: number;
+  /** The accepted term was checked against the leader Lease (false: no Lease exists). */
+  readonly termVerified?: boolean;
+  /** Digests refused so far (a deposed leader's, a forged one, a clock beyond tolerance). */
+  readonly refusedDigests?: number;
+  /** When the last one was refused (the functions' clock), why, and its term (`relayId@leaderSince`). */
+  readonly lastRefusedAt?: EpochMillis;
+  readonly lastRefusal?: string;
+  readonly lastRefusedTerm?: string;
+}
+
+/** A refused Heartbeat Digest, as recorded on the cluster row (`nlc status` shows it). */
+export interface RefusedDigest {
+  /** The functions' clock when it was refused. */
+  readonly at: EpochMillis;
+  /** Why, in words, with the relay (`aheadOfClock: relay r-1 …`). */
+  readonly reason: string;
+  /** Its term, `relayId@leaderSince`. */
+  readonly term: string;
+  /** An offset jump to confirm with the next digest; undefined clears any. */
+  readonly clockCandidate?: number;
 }
 
 /** A zone's gauges as last stored (node_collector_zone_size, zone_health, unhealthy_nodes_in_zone). */
@@ -157,6 +186,12 @@ export interface ControllerStateStore {
    * const pass = monitorNodeHealth(loaded.state, { nodes: [...loaded.nodes.values()], leases }, now, config);
    */
   load(cluster: string, opts?: StoreCallOptions): Promise<LoadedState>;
+
+  /**
+   * Records a refused digest on the cluster row (counted, with the last one's reason and term), without
+   * moving the version that fences monitor commits: a refusal is never a pass.
+   */
+  recordRefusedDigest(cluster: string, refused: RefusedDigest, opts?: StoreCallOptions): Promise<void>;
 
   /**
    * Only the cluster row (one strongly consistent GetItem): what the

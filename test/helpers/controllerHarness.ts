@@ -23,6 +23,7 @@ export const testConfig: ControllerConfig = {
   nodeEvictionPeriod: 100,
   dryRun: false,
   cluster: 'test',
+  relayLease: 'nlc-system/nlc-relay',
 };
 
 /** A controller plus its fake cluster, stepping like upstream's test bodies do. */

@@ -227,6 +227,7 @@ describe('parseConfigObject (scenarios)', () => {
       nodeEvictionPeriod: '50ms',
       dryRun: true,
       cluster: 'prod-eu-1',
+      relayLease: 'kube-system/relay',
     });
     expect(config).toEqual({
       nodeMonitorPeriod: 1_000,
@@ -241,6 +242,7 @@ describe('parseConfigObject (scenarios)', () => {
       nodeEvictionPeriod: 50,
       dryRun: true,
       cluster: 'prod-eu-1',
+      relayLease: 'kube-system/relay',
     });
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -673,6 +675,7 @@ describe('loadConfig (environment and overrides)', () => {
       nodeEvictionPeriod: { value: 100, source: 'default' },
       dryRun: { value: true, source: 'env' },
       cluster: { value: 'prod', source: 'env' },
+      relayLease: { value: 'nlc-system/nlc-relay', source: 'default' },
     });
     expect(config).toEqual(Object.fromEntries(Object.entries(settings).map(([k, s]) => [k, s.value])));
     expect(Object.isFrozen(config) && Object.isFrozen(settings)).toBe(true);
@@ -685,6 +688,16 @@ describe('loadConfig (environment and overrides)', () => {
     overrides?: Record<string, unknown>;
     issues: ConfigIssue[];
   }>([
+    {
+      name: 'a relay Lease that is not namespace/name',
+      env: { NLC_RELAY_LEASE: 'nlc-relay' },
+      issues: [
+        {
+          path: 'NLC_RELAY_LEASE',
+          message: 'expected namespace/name of a Lease (like nlc-system/nlc-relay), got "nlc-relay"',
+        },
+      ],
+    },
     {
       name: 'a bad env value is named by its env var',
       env: { NLC_NODE_MONITOR_GRACE_PERIOD: 'fourty' },

@@ -47,7 +47,6 @@ import {
 import {
   compareDigestPosition,
   DefaultDigestPartMaxBytes,
-  digestIsNewer,
   heartbeatDigestBytes,
   mergeDigestParts,
   splitDigest,
@@ -639,35 +638,7 @@ describe('Heartbeat Digest encoding', () => {
   });
 });
 
-describe('digest order across relay leaders', () => {
-  const base = { leaderSince: at('2026-11-20T10:00:00Z'), relayId: 'relay-a', sequence: 10 };
-  it.each([
-    { name: 'next sequence of the same leader', next: { ...base, sequence: 11 }, newer: true },
-    { name: 'same digest again (duplicate or another part)', next: base, newer: false },
-    { name: 'earlier sequence of the same leader (reordered)', next: { ...base, sequence: 9 }, newer: false },
-    {
-      name: 'new leader restarting at 0',
-      next: { leaderSince: at('2026-11-21T08:00:00Z'), relayId: 'relay-b', sequence: 0 },
-      newer: true,
-    },
-    {
-      name: 'deposed leader still sending',
-      next: { leaderSince: at('2026-11-19T08:00:00Z'), relayId: 'relay-z', sequence: 99_999 },
-      newer: false,
-    },
-    {
-      name: 'tie on leaderSince broken by relayId',
-      next: { ...base, relayId: 'relay-b', sequence: 0 },
-      newer: true,
-    },
-  ])('$name', ({ next, newer }) => {
-    expect(digestIsNewer(base, next)).toBe(newer);
-  });
-
-  it('treats the first digest as newer than nothing', () => {
-    expect(digestIsNewer(undefined, base)).toBe(true);
-  });
-
+describe('compareDigestPosition (the order parts are kept and dropped in)', () => {
   it('is a total order: antisymmetric and transitive', () => {
     const position = fc.record({
       leaderSince: fc.integer({ min: 0, max: 5 }),

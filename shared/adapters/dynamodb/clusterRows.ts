@@ -9,7 +9,8 @@ import { ClusterRowKey, decodeZone, InstantSchema } from './codec.js';
 import { parseItem } from './items.js';
 
 const MetaSchema = z.object({
-  metaVersion: z.number(),
+  // Absent on a row only refused digests have written (recordRefusedDigest): no pass committed yet.
+  metaVersion: z.number().optional(),
   lastSequence: z.number().optional(),
   lastObservedAt: InstantSchema.optional(),
   lastLeaderSince: InstantSchema.optional(),
@@ -19,6 +20,13 @@ const MetaSchema = z.object({
   lastObservingSince: InstantSchema.optional(),
   nodeMonitorGracePeriodMs: z.number().optional(),
   updatedAtMs: z.number().optional(),
+  clockOffset: z.number().optional(),
+  clockCandidate: z.number().optional(),
+  termVerified: z.boolean().optional(),
+  refusedDigests: z.number().optional(),
+  lastRefusedAtMs: z.number().optional(),
+  lastRefusal: z.string().optional(),
+  lastRefusedTerm: z.string().optional(),
 });
 
 const ZoneStateRowSchema = z.object({
@@ -39,7 +47,10 @@ export function metaEqual(a: ClusterMeta, b: ClusterMeta): boolean {
     a.masterDisruption === b.masterDisruption &&
     a.relayLastSeen === b.relayLastSeen &&
     a.lastObservingSince === b.lastObservingSince &&
-    a.nodeMonitorGracePeriodMs === b.nodeMonitorGracePeriodMs
+    a.nodeMonitorGracePeriodMs === b.nodeMonitorGracePeriodMs &&
+    a.clockOffset === b.clockOffset &&
+    a.clockCandidate === b.clockCandidate &&
+    a.termVerified === b.termVerified
   );
 }
 
@@ -75,7 +86,7 @@ export function decodeZoneRows(ctx: DynamoContext, cluster: string, rows: readon
     const key = { cluster, zone: String(row.zone) };
     if (row.zone === ClusterRowKey) {
       const m = parseItem(MetaSchema, row, { table: ctx.tables.zones, key });
-      metaVersion = m.metaVersion;
+      metaVersion = m.metaVersion ?? 0;
       meta = {
         ...(m.lastSequence !== undefined && { lastSequence: m.lastSequence }),
         ...(m.lastObservedAt !== undefined && { lastObservedAt: m.lastObservedAt }),
@@ -88,6 +99,13 @@ export function decodeZoneRows(ctx: DynamoContext, cluster: string, rows: readon
           nodeMonitorGracePeriodMs: m.nodeMonitorGracePeriodMs,
         }),
         ...(m.updatedAtMs !== undefined && { committedAt: m.updatedAtMs }),
+        ...(m.clockOffset !== undefined && { clockOffset: m.clockOffset }),
+        ...(m.clockCandidate !== undefined && { clockCandidate: m.clockCandidate }),
+        ...(m.termVerified !== undefined && { termVerified: m.termVerified }),
+        ...(m.refusedDigests !== undefined && { refusedDigests: m.refusedDigests }),
+        ...(m.lastRefusedAtMs !== undefined && { lastRefusedAt: m.lastRefusedAtMs }),
+        ...(m.lastRefusal !== undefined && { lastRefusal: m.lastRefusal }),
+        ...(m.lastRefusedTerm !== undefined && { lastRefusedTerm: m.lastRefusedTerm }),
       };
       continue;
     }

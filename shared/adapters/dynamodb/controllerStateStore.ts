@@ -25,6 +25,7 @@ import type {
   LoadedState,
   NodeRowVersion,
   StateAfterPass,
+  RefusedDigest,
   StoredNodeHealth,
   StoreCallOptions,
   ZoneGaugeValues,
@@ -124,6 +125,44 @@ export class DynamoDbControllerStateStore implements ControllerStateStore {
         fullLoadAt,
       },
     };
+  }
+
+  async recordRefusedDigest(
+    cluster: string,
+    refused: RefusedDigest,
+    opts: StoreCallOptions = {},
+  ): Promise<void> {
+    const { ctx } = this;
+    const key = { cluster: checkClusterName(cluster), zone: ClusterRowKey };
+    const e = new Expression();
+    // No condition and no metaVersion: a refusal races with nothing a monitor commit fences.
+    const update = e.update(
+      {
+        lastRefusedAt: isoString(refused.at),
+        lastRefusedAtMs: refused.at,
+        lastRefusal: refused.reason,
+        lastRefusedTerm: refused.term,
+        clockCandidate: refused.clockCandidate,
+      },
+      [`${e.n('refusedDigests')} = if_not_exists(${e.n('refusedDigests')}, ${e.v(0)}) + ${e.v(1)}`],
+    );
+    await request(
+      ctx,
+      'UpdateItem',
+      { table: ctx.tables.zones, key },
+      (abortSignal) =>
+        ctx.doc.send(
+          new UpdateCommand({
+            TableName: ctx.tables.zones,
+            Key: key,
+            UpdateExpression: update,
+            ...e.params,
+            ReturnConsumedCapacity: 'TOTAL',
+          }),
+          { abortSignal },
+        ),
+      opts.signal,
+    );
   }
 
   async loadMeta(cluster: string, opts: StoreCallOptions = {}): Promise<ClusterMeta> {
@@ -452,6 +491,9 @@ export class DynamoDbControllerStateStore implements ControllerStateStore {
       lastObservingSince:
         meta.lastObservingSince === undefined ? undefined : encodeInstant(meta.lastObservingSince),
       nodeMonitorGracePeriodMs: meta.nodeMonitorGracePeriodMs,
+      clockOffset: meta.clockOffset,
+      clockCandidate: meta.clockCandidate,
+      termVerified: meta.termVerified,
       updatedAt: isoString(now),
       updatedAtMs: now,
     });

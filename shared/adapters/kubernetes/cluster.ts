@@ -34,6 +34,7 @@
 // The writes are in nodeWrites.ts and podWrites.ts, one API call (timeout, retries, failures as values)
 // in apiCalls.ts; this module assembles the port, its reads and the EventRecorder.
 import {
+  CoordinationV1Api,
   CoreV1Api,
   CoreV1Event,
   type ConfigurationOptions,
@@ -45,11 +46,11 @@ import {
 import type { Effect, EffectResult, ReadResult, ResultOf, WriteResult } from '../../domain/effects.js';
 import type { KubeEvent } from '../../domain/kubeEvents.js';
 import type { Millis, Node, Pod } from '../../domain/types.js';
-import type { ClusterCallOptions, ClusterPort } from '../../ports/cluster.js';
+import type { ClusterCallOptions, ClusterPort, LeaderLease } from '../../ports/cluster.js';
 import type { Clock } from '../../ports/clock.js';
 import { createApiCall, fail, fromMapped, OK, quote, type ApiContext } from './apiCalls.js';
 import { makeEvent } from './events.js';
-import { nodeFromV1, podFromV1, type Mapped } from './mapping.js';
+import { kubeTimeToMillis, nodeFromV1, podFromV1, type Mapped } from './mapping.js';
 import { addNodeLabels, readNode, swapNodeTaints, updateNodeStatus } from './nodeWrites.js';
 import {
   deletePod,
@@ -106,6 +107,7 @@ export function createKubernetesCluster(
   options: KubernetesClusterOptions,
 ): ClusterPort {
   const core = kubeConfig.makeApiClient(CoreV1Api);
+  const coordination = kubeConfig.makeApiClient(CoordinationV1Api);
   const { clock } = options;
   const sleep = options.sleep ?? abortableSleep;
   const random = options.random ?? Math.random;
@@ -180,6 +182,27 @@ export function createKubernetesCluster(
     );
   }
 
+  async function getLeaderLease(
+    namespace: string,
+    name: string,
+    signal?: AbortSignal,
+  ): Promise<ReadResult<LeaderLease>> {
+    const got = await call(`get lease ${quote(`${namespace}/${name}`)}`, signal, (o) =>
+      coordination.readNamespacedLease({ name, namespace }, o),
+    );
+    if (!got.ok) return got;
+    const spec = got.value.spec;
+    const acquireTime = kubeTimeToMillis(spec?.acquireTime);
+    return {
+      ok: true,
+      value: {
+        holderIdentity: spec?.holderIdentity ?? '',
+        ...(acquireTime !== undefined && { acquireTime }),
+        leaseTransitions: spec?.leaseTransitions ?? 0,
+      },
+    };
+  }
+
   async function recordEvent(event: KubeEvent, signal?: AbortSignal): Promise<WriteResult> {
     const body = makeEvent(event, clock.now(), random() * 1_000_000);
     const { namespace } = body.metadata;
@@ -224,6 +247,7 @@ export function createKubernetesCluster(
     swapNodeTaints: (name, swap, opts) => swapNodeTaints(api, name, swap, opts?.signal),
     deletePodForTaintEviction: (namespace, name, opts) =>
       deletePodForTaintEviction(api, namespace, name, opts?.uid, opts?.signal),
+    getLeaderLease: (namespace, name, opts) => getLeaderLease(namespace, name, opts?.signal),
     recordEvent: (event, opts) => recordEvent(event, opts?.signal),
   };
 }

@@ -172,8 +172,8 @@ export async function seedStack(): Promise<SeededStack> {
   if (last === undefined || taintedAt === undefined) throw new Error('seed: the story did not unfold');
 
   for (const node of cluster.nodes.values()) await stores.nodes.putNode(CLUSTER, node);
-  // Committed by a function whose clock agrees with the relay's, at the last digest: the relay clock
-  // the CLI derives (relayClockNow) is then its own clock, whatever the test machine's time.
+  // Committed by a function whose clock agrees with the relay's, at the last digest, whatever the test
+  // machine's time.
   const committer = db.stores({ clock: { now: () => lastObservedAt } });
   const empty = await committer.controllerState.load(CLUSTER);
   await committer.controllerState.commit(empty, {

@@ -30,7 +30,7 @@ describe('nlc status', () => {
     const lines = stdout.split('\n');
     expect(lines.slice(0, 4)).toEqual([
       'Cluster:            prod',
-      `Relay clock:        ${iso(lastObservedAt)} (digest #15)`,
+      `Observed at:        ${iso(lastObservedAt)} (digest #15)`,
       'Last digest:        45s ago',
       'Master disruption:  no',
     ]);
@@ -184,6 +184,11 @@ describe('nlc status', () => {
       'lastDigestAgeSeconds',
       'lastDigestLate',
       'nodeMonitorGracePeriodSeconds',
+      'relayTerm',
+      'relayTermVerified',
+      'refusedDigests',
+      'lastRefusal',
+      'lastRefusalAgeSeconds',
       'relayLastSeen',
       'masterDisruption',
       'zones',

@@ -1,8 +1,9 @@
 // One clock per comparison: the relay's clock may differ from the functions' by minutes. The monitor
-// decides and stamps the zone queues on the relay's clock (digests' observedAt); the drainer and the
-// schedule carry the relay's clock forward from the last committed digest (shared/app/relayClock.ts),
-// so a skew changes no timeline. Before, a relay 1 s to 2 min ahead stopped all NoExecute tainting (the
-// queue head was never due on the Lambda's clock) and the silence check compared the two clocks.
+// moves every digest instant onto the functions' clock by the relay term's offset
+// (shared/digestClock.ts), and stamps the zone queues on it; the drainer and the schedule compare them
+// with their own clock, so a skew changes no timeline. Once, a relay 1 s to 2 min ahead stopped all
+// NoExecute tainting (the queue head was never due on the Lambda's clock) and the silence check
+// compared the two clocks.
 //
 // The world (world.ts): the API simulator and dynalite on the functions' clock (`world.now`); each
 // digest is stamped `world.now + skew`. Passes every 5 s; node-c is silent from 0 s on.

@@ -85,9 +85,16 @@ const probes = (at: number) => ({ 'node-a': at - 1_000, 'node-b': at - 1_000, 'n
 
 describe('monitorNodeHealth handler', () => {
   it('runs one pass per Heartbeat Digest event; a redelivery is a no-op', async () => {
+    const before = Date.now();
     await invoke(monitor, digestEvent(world.digest(1, t0, probes(t0))));
+    const after = Date.now();
     const meta = await world.stores.controllerState.loadMeta('test');
-    expect(meta).toMatchObject({ lastSequence: 1, lastObservedAt: t0, lastRelayId: 'relay-0' });
+    expect(meta).toMatchObject({ lastSequence: 1, lastRelayId: 'relay-0' });
+    // The handler runs on the real clock, the digest is from t0: a relay term's first digest is taken as
+    // built when received, on the functions' clock, and its offset keeps the relay's clock apart.
+    expect(meta.lastObservedAt).toBeGreaterThanOrEqual(before);
+    expect(meta.lastObservedAt).toBeLessThanOrEqual(after);
+    expect((meta.lastObservedAt ?? 0) + (meta.clockOffset ?? 0)).toBe(t0);
     const loaded = await world.stores.controllerState.load('test');
     expect([...loaded.state.knownNodes.keys()]).toEqual(['node-a', 'node-b', 'node-c']);
 

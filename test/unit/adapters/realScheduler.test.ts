@@ -1,5 +1,5 @@
 // The system-clock scheduler. No timing assertions: only order, counts reached, and cancellation.
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { RealScheduler } from '../../../shared/adapters/realScheduler.js';
 import { Priority } from '../../../shared/ports/scheduler.js';
 
@@ -34,6 +34,21 @@ describe('RealScheduler', () => {
     await eventually(() => log.length === 4);
     expect(log).toEqual(['action', 'kubelet-1', 'kubelet-2', 'controller']);
     expect(scheduler.pending).toBe(0);
+  });
+
+  it('never steps: a jump of the system clock does not reach a running scheduler', () => {
+    const scheduler = make();
+    const before = scheduler.now();
+    const stepped = vi.spyOn(Date, 'now').mockReturnValue(Date.now() + 10 * 60_000);
+    try {
+      const after = scheduler.now();
+      expect(after - before).toBeGreaterThanOrEqual(0);
+      expect(after - before).toBeLessThan(60_000);
+      // A scheduler made after the step reads the stepped clock.
+      expect(make().now() - before).toBeGreaterThanOrEqual(10 * 60_000);
+    } finally {
+      stepped.mockRestore();
+    }
   });
 
   it('repeats a periodic timer until cancelled', async () => {
