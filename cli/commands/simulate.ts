@@ -52,7 +52,7 @@ export const SimulateOptionsSchema = z.object({
     })
     .optional(),
   verbose: z.boolean().default(false),
-  /** `duplicates=N,maxDelay=D,failures=P,seed=S` (local/simulate/chaos.ts); parsed by runSimulate. */
+  /** `duplicates=N,maxDelay=D,failures=P,deadLetter=Q,seed=S` (local/simulate/chaos.ts); parsed by runSimulate. */
   chaos: z.string().optional(),
   /** Also write the run as one self-contained HTML page (local/simulate/report/). */
   report: z.string().min(1, 'expected a file name, e.g. out.html').optional(),
@@ -341,7 +341,7 @@ export function simulateCommand(ctx: CommandContext): Command {
     .option('--verbose', 'also print the warnings the functions and the relay logged')
     .option(
       '--chaos <spec>',
-      'deliver every event, schedule firing and invocation 1..N times, each after a random delay up to D, failing with probability P (retried as Lambda does, then dead-lettered); seeded by S: duplicates=N,maxDelay=D,failures=P,seed=S',
+      'deliver every event, schedule firing and invocation 1..N times, each after a random delay up to D, failing with probability P (retried as Lambda does, then dead-lettered) and dead-lettered outright with probability Q (default 0); seeded by S: duplicates=N,maxDelay=D,failures=P,deadLetter=Q,seed=S',
     )
     .option(
       '--report <file>',

@@ -13,7 +13,8 @@
 //   doNoExecuteTaintingPass does within the next 100 ms.
 // - Failures: a function that throws is retried as Lambda retries an asynchronous invoke, 1 minute and
 //   then 2 minutes later, then dead-lettered; every failure is a diagnostic. With `chaos` (chaos.ts),
-//   every delivery is duplicated, delayed and failed at random as well.
+//   every delivery is duplicated, delayed and failed at random as well, and (deadLetter) some are
+//   dead-lettered outright.
 // - The drainer runs as deployed: on its schedule and when the monitor starts it (something due within
 //   the next nodeMonitorPeriod), and a run waits for the next item that becomes due within its budget
 //   (shared/app/drainerScheduling.ts drainerWaitBudget, nextWait). A Lambda waits in process; here the
@@ -330,6 +331,12 @@ export function createSimulatedController(options: SimulatedControllerOptions): 
       scheduler.at(resumeAt, handler.priority, () => step(resume));
     };
     scheduler.at(at, handler.priority, () => {
+      // Drawn only with deadLetter > 0, and before the attempt's own draw: without it, the same draws.
+      if (number === 1 && chaos?.deadLetters() === true) {
+        stats.deadLettered++;
+        diagnose('warn', fn, 'chaos: the delivery was dead-lettered without a run', { deadLettered: true });
+        return undefined;
+      }
       stats.deliveries++;
       if (chaos?.fails() === true) {
         retryOrDeadLetter(fn, payload, number, (fields) => {
