@@ -114,6 +114,22 @@ export interface SimulatedControllerOptions {
   readonly chaos?: ChaosSettings;
   /** Every decision the functions record (the Decisions trail), as it is recorded. */
   readonly onDecision?: (decision: DecisionRecord) => void;
+  /** Every event the bus carries, as it is published (BusEvent). */
+  readonly onBusEvent?: (event: BusEvent) => void;
+}
+
+/**
+ * An event the bus carried, as EventBridge hands it to its targets: for tests and tools that watch
+ * what reaches the functions (the controller never sees this).
+ */
+export interface BusEvent {
+  readonly detailType: string;
+  /** The detail as on the wire (parsed from the JSON the functions get): the caller's own copy. */
+  readonly detail: unknown;
+  /** `relay`: published by the relay; `injected`: by the scenario (injectEvent). */
+  readonly origin: 'relay' | 'injected';
+  /** The functions serverless.yml's rules route it to, in the rules' order. */
+  readonly targets: readonly string[];
 }
 
 export interface SimulatedController {
@@ -349,6 +365,19 @@ export function createSimulatedController(options: SimulatedControllerOptions): 
     });
   }
 
+  /** Routes an event as it travels (its JSON) by the rules and delivers it to each target. */
+  function route(json: string, origin: BusEvent['origin']): void {
+    const payload: Payload = { kind: 'relay', json };
+    const routed: unknown = JSON.parse(json);
+    routedJson.set(payload, routed);
+    const targets = targetsOf(routed, rules);
+    if (options.onBusEvent !== undefined) {
+      const copy = JSON.parse(json) as { 'detail-type'?: unknown; detail?: unknown };
+      options.onBusEvent({ detailType: String(copy['detail-type']), detail: copy.detail, origin, targets });
+    }
+    for (const fn of targets) deliver(fn, payload);
+  }
+
   const bus: EventSink = {
     publish(events) {
       const failed: PublishFailure[] = [];
@@ -371,10 +400,7 @@ export function createSimulatedController(options: SimulatedControllerOptions): 
           return;
         }
         published++;
-        const payload: Payload = { kind: 'relay', json };
-        const routed: unknown = JSON.parse(json);
-        routedJson.set(payload, routed);
-        for (const fn of targetsOf(routed, rules)) deliver(fn, payload);
+        route(json, 'relay');
       });
       return Promise.resolve({
         sent: events.length - failed.length,

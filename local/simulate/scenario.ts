@@ -105,6 +105,14 @@ function resolveAction(
     case 'stopRelay':
     case 'startRelay':
       return read(ActionSchemas[kind]) === undefined ? undefined : { kind };
+    case 'restartRelay': {
+      const restart = read(ActionSchemas.restartRelay);
+      return restart === undefined ? undefined : { kind, clockSkew: restart.clockSkew ?? 0 };
+    }
+    case 'relayClockStep': {
+      const step = read(ActionSchemas.relayClockStep);
+      return step === undefined ? undefined : { kind, step };
+    }
     case 'stallWatch': {
       const stall = read(ActionSchemas.stallWatch);
       return stall === undefined ? undefined : { kind, resource: stall.resource, duration: stall.for };
@@ -112,11 +120,26 @@ function resolveAction(
   }
 }
 
+/** How many leading characters two texts share. */
+function commonPrefix(a: string, b: string): number {
+  let n = 0;
+  while (n < a.length && n < b.length && a[n] === b[n]) n++;
+  return n;
+}
+
 function suggestAction(key: string): string {
   const lower = key.toLowerCase();
-  const close = ScenarioActionKinds.find(
-    (k) => k.toLowerCase() === lower || k.toLowerCase().startsWith(lower.slice(0, 4)),
-  );
+  // The action sharing the longest start with the key (at least 4 characters), the first of a tie:
+  // several begin alike (stopKubelet and stopRelay, startKubelet and startRelay).
+  let close: ScenarioActionKind | undefined;
+  let best = 3;
+  for (const kind of ScenarioActionKinds) {
+    const shared = kind.toLowerCase() === lower ? Infinity : commonPrefix(kind.toLowerCase(), lower);
+    if (shared > best) {
+      best = shared;
+      close = kind;
+    }
+  }
   return close === undefined
     ? `unknown action ${JSON.stringify(key)} (actions: ${ScenarioActionKinds.join(', ')})`
     : `unknown action ${JSON.stringify(key)}; did you mean ${close}?`;

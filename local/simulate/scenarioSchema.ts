@@ -160,6 +160,37 @@ function requiredDuration(min: 'positive' | 'nonNegative', example: string) {
   });
 }
 
+/** The largest relayClockSkew (and restartRelay clockSkew, relayClockStep) either way. */
+export const MaxRelayClockSkew: Millis = 3_600_000;
+
+/** A signed duration ("-2m", "+90s", or seconds) of at most an hour either way; `what` names it. */
+function signedHourAtMost(what: 'skew' | 'step') {
+  return z.unknown().transform((input, ctx): Millis => {
+    const result = durationSchema('any').safeParse(input);
+    if (!result.success) {
+      ctx.addIssue({
+        code: 'custom',
+        message:
+          input === undefined
+            ? `missing: a signed duration, e.g. "-2m" or "+90s"`
+            : `expected a signed duration like "-2m", "+90s" or a number of seconds, got ${describeInput(input)}`,
+      });
+      return z.NEVER;
+    }
+    if (Math.abs(result.data) > MaxRelayClockSkew) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `expected a ${what} of at most 1h either way, got ${describeInput(input)}`,
+      });
+      return z.NEVER;
+    }
+    return result.data;
+  });
+}
+
+/** A signed duration ("-2m", "+90s", or seconds) of at most an hour either way. */
+export const RelayClockSkewSchema = signedHourAtMost('skew');
+
 export const ActionSchemas = {
   stopKubelet: NodeSelector,
   startKubelet: NodeSelector,
@@ -178,6 +209,15 @@ export const ActionSchemas = {
   deletePod: PodSelector,
   stopRelay: z.literal(true, { error: invalid('true') }),
   startRelay: z.literal(true, { error: invalid('true') }),
+  // `true` is `{}`, as stopRelay and startRelay are written.
+  restartRelay: z.preprocess(
+    (v) => (v === true ? {} : v),
+    z.strictObject(
+      { clockSkew: RelayClockSkewSchema.optional() },
+      { error: invalid('{} or {clockSkew: <signed duration>}') },
+    ),
+  ),
+  relayClockStep: signedHourAtMost('step'),
   stallWatch: z.strictObject(
     {
       resource: z.enum(StallableResources, { error: invalid('leases, nodes or pods') }),
@@ -186,29 +226,6 @@ export const ActionSchemas = {
     { error: invalid('{resource: leases | nodes | pods, for: <duration>}') },
   ),
 } as const satisfies Record<ScenarioActionKind, z.ZodType>;
-
-/** The largest relayClockSkew either way. */
-export const MaxRelayClockSkew: Millis = 3_600_000;
-
-/** A signed duration ("-2m", "+90s", or seconds) of at most an hour either way. */
-export const RelayClockSkewSchema = z.unknown().transform((input, ctx): Millis => {
-  const result = durationSchema('any').safeParse(input);
-  if (!result.success) {
-    ctx.addIssue({
-      code: 'custom',
-      message: `expected a signed duration like "-2m", "+90s" or a number of seconds, got ${describeInput(input)}`,
-    });
-    return z.NEVER;
-  }
-  if (Math.abs(result.data) > MaxRelayClockSkew) {
-    ctx.addIssue({
-      code: 'custom',
-      message: `expected a skew of at most 1h either way, got ${describeInput(input)}`,
-    });
-    return z.NEVER;
-  }
-  return result.data;
-});
 
 export const StartSchema = z
   .string({ error: invalid('an ISO 8601 time like "2026-01-01T00:00:00Z"') })

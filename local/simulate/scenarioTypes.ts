@@ -32,6 +32,16 @@ export type ScenarioAction =
   | { readonly kind: 'stopRelay' }
   | { readonly kind: 'startRelay' }
   | {
+      readonly kind: 'restartRelay';
+      /** The new relay's clock: how far ahead of the functions' it reads (negative: behind). */
+      readonly clockSkew: Millis;
+    }
+  | {
+      readonly kind: 'relayClockStep';
+      /** How far the relay's clock jumps (negative: back). */
+      readonly step: Millis;
+    }
+  | {
       readonly kind: 'stallWatch';
       readonly resource: StallableResource;
       /** How long the relay's watch of `resource` delivers nothing. */
@@ -85,5 +95,7 @@ export const ScenarioActionKinds: readonly ScenarioActionKind[] = [
   'deletePod',
   'stopRelay',
   'startRelay',
+  'restartRelay',
+  'relayClockStep',
   'stallWatch',
 ];

@@ -25,7 +25,8 @@
 //   server sends bookmarks every minute of virtual time, as kube-apiserver's watch cache does, so a
 //   quiet watch is not taken for a stalled one.
 // - relayClockSkew: the relay runs on the shared virtual time, but its clock (its scheduler's now(), so
-//   its probes and its digests' instants) reads that much ahead or behind.
+//   its probes and its digests' instants) reads that much ahead or behind; relayClockStep moves it
+//   (relayHostClock). restartRelay: the relay stops and a new one (a new relayId, its own clock) starts.
 // - What the controller did is read from the API simulator (observe.ts), the zone states from the
 //   monitor's decisions, the Summary from the API and the state tables.
 import type { HttpLibrary, V1Node } from '@kubernetes/client-node';
@@ -50,7 +51,7 @@ import { ApiHttpServer } from '../apiserver/server.js';
 import { KubeletFleet } from '../kubelet/kubeletFleet.js';
 import { VirtualScheduler } from '../virtualScheduler.js';
 import { seededRandom, type ChaosSettings, type DeliveryStats } from './chaos.js';
-import { createSimulatedController, type SimulatedController } from './controller.js';
+import { createSimulatedController, type BusEvent, type SimulatedController } from './controller.js';
 import { simulatorIdentities } from './identities.js';
 import type { SimulationProgress } from './progress.js';
 import { observeController, observeNodeReady, type NodeReadyStatus } from './observe.js';
@@ -67,6 +68,7 @@ import {
 import { inProcessHttpLibrary, inProcessWatch } from './transport.js';
 
 export { FunctionPriority } from './controller.js';
+export type { BusEvent } from './controller.js';
 
 /** Something the run met that is not a timeline record: a failed invocation, a warning, an API error. */
 export interface Diagnostic {
@@ -118,6 +120,11 @@ export interface SimulationOptions {
   readonly onDecision?: (t: number, decision: DecisionRecord) => void;
   readonly onNodeReady?: (t: number, node: string, ready: NodeReadyStatus) => void;
   /**
+   * Every event the bus carries (the relay's and injectEvent's), with its `t`, its wire detail and the
+   * functions the rules route it to: for tests and tools that watch what reaches the functions.
+   */
+  readonly onBusEvent?: (t: number, event: BusEvent) => void;
+  /**
    * Called as the run goes (every few events, and once at the end) with the virtual time reached and
    * the events fired: for a progress line (progress.ts).
    */
@@ -137,16 +144,55 @@ const BookmarkPeriod: Millis = 60_000;
  * const relayScheduler = skewedScheduler(scheduler, -120_000); // the relay's clock is 2 minutes behind
  */
 export function skewedScheduler(scheduler: Scheduler, skew: Millis): Scheduler {
-  if (skew === 0) return scheduler;
+  return skew === 0 ? scheduler : relayHostClock(scheduler, skew).scheduler;
+}
+
+/** A relay host's clock: the scheduler its relay runs on, and the steps that move it (relayClockStep). */
+export interface RelayHostClock {
+  /** What the relay runs on: now() reads the current offset off the shared time; timers fire on it. */
+  readonly scheduler: Scheduler;
+  /** How far the clock reads ahead of the shared time now (negative: behind). */
+  offset(): Millis;
+  /** The clock jumps by `by` (negative: back), from now on; timers already set keep their instants. */
+  step(by: Millis): void;
+}
+
+/**
+ * The scheduler as a process on a host whose clock reads `skew` off the shared time, and can jump: now()
+ * reads the offset of the moment, and a timer is set in the process's own time converted at the offset
+ * of the moment it is set, so it fires at the same instant of the shared time whatever the clock does
+ * after. That is how Node's timers behave: they run on a monotonic clock, which a step of the wall clock
+ * (an NTP correction, a VM resumed) does not move; only what the process reads as the time jumps.
+ *
+ * @example
+ * const host = relayHostClock(scheduler, 0);
+ * host.step(-30_000); // from now on the relay's now() reads 30 s behind; its digests stay every 5 s
+ */
+export function relayHostClock(scheduler: Scheduler, skew: Millis): RelayHostClock {
+  let offset = skew;
   return {
-    now: (): EpochMillis => scheduler.now() + skew,
-    at: (time, priority, fn) => scheduler.at(time - skew, priority, fn),
-    after: (delay, priority, fn) => scheduler.after(delay, priority, fn),
-    every: (period, firstAt, priority, fn) => scheduler.every(period, firstAt - skew, priority, fn),
-    cancel: (handle) => {
-      scheduler.cancel(handle);
+    scheduler: {
+      now: (): EpochMillis => scheduler.now() + offset,
+      at: (time, priority, fn) => scheduler.at(time - offset, priority, fn),
+      after: (delay, priority, fn) => scheduler.after(delay, priority, fn),
+      every: (period, firstAt, priority, fn) => scheduler.every(period, firstAt - offset, priority, fn),
+      cancel: (handle) => {
+        scheduler.cancel(handle);
+      },
+    },
+    offset: () => offset,
+    step: (by) => {
+      offset += by;
     },
   };
+}
+
+/**
+ * The relayId of the relay of a term: the first is `nlc-relay-simulated` (as before restartRelay
+ * existed), each restartRelay a new one: `nlc-relay-simulated-2`, `-3`, … (a new pod's name).
+ */
+export function simulatedRelayId(term: number): string {
+  return term === 1 ? 'nlc-relay-simulated' : `nlc-relay-simulated-${term}`;
 }
 
 /** How many events pass between two onProgress calls: often enough for a smooth line, cheap. */
@@ -280,7 +326,7 @@ export async function runSimulation(
     },
   });
   const stopObserving = observeController(store.registry, () => controllerDepth > 0, emit);
-  const { onNodeReady, onDecision } = options;
+  const { onNodeReady, onDecision, onBusEvent } = options;
   const sinceStart = (): number => (scheduler.now() - start) / 1000;
   const stopObservingReady =
     onNodeReady === undefined
@@ -330,11 +376,19 @@ export async function runSimulation(
           onDecision(sinceStart(), decision);
         },
       }),
+      ...(onBusEvent !== undefined && {
+        onBusEvent: (event: BusEvent) => {
+          onBusEvent(sinceStart(), event);
+        },
+      }),
     });
     controller = running;
 
     // --- the relay ------------------------------------------------------------------------------------
-    const relayScheduler = skewedScheduler(scheduler, scenario.relayClockSkew);
+    // Its host's clock: the scenario's skew, moved by relayClockStep; startRelay starts the process again
+    // on the same host (and relayId); restartRelay starts a new one on another (a new pod).
+    let relayHost = relayHostClock(scheduler, scenario.relayClockSkew);
+    let relayTerm = 1;
     const relayKubeConfig = makeKubeConfig({ server: apiUrl, token: identities.relay.token });
     const startRelay = async (): Promise<void> => {
       if (relay !== undefined) return;
@@ -342,11 +396,11 @@ export async function runSimulation(
         kubeConfig: relayKubeConfig,
         cluster,
         sink: running.bus,
-        scheduler: relayScheduler,
+        scheduler: relayHost.scheduler,
         nodeMonitorPeriod: config.nodeMonitorPeriod,
         // As the deployed relay picks it from the same settings.
         leaseWatchStallTimeoutMs: defaultLeaseWatchStallTimeout(config),
-        relayId: 'nlc-relay-simulated',
+        relayId: simulatedRelayId(relayTerm),
         leaderElection: false,
         random,
         logger: {
@@ -424,6 +478,15 @@ export async function runSimulation(
           return;
         case 'startRelay':
           await startRelay();
+          return;
+        case 'restartRelay':
+          await stopRelay();
+          relayTerm++;
+          relayHost = relayHostClock(scheduler, action.clockSkew);
+          await startRelay();
+          return;
+        case 'relayClockStep':
+          relayHost.step(action.step);
           return;
         case 'stallWatch': {
           const end = faults.stallWatches({ resource: action.resource });

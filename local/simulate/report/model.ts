@@ -166,9 +166,16 @@ function actionNodes(action: ScenarioAction): readonly string[] {
     case 'deletePod':
     case 'stopRelay':
     case 'startRelay':
+    case 'restartRelay':
+    case 'relayClockStep':
     case 'stallWatch':
       return [];
   }
+}
+
+/** A signed duration as the scenario writes it: `+90s`, `-2m`. */
+function signed(ms: number): string {
+  return ms < 0 ? `-${formatDuration(-ms)}` : `+${formatDuration(ms)}`;
 }
 
 /** A list of names, the first 20 of them at most. */
@@ -197,6 +204,10 @@ function describeAction(action: ScenarioAction): string {
       return action.kind;
     case 'stallWatch':
       return `stallWatch ${action.resource} for ${formatDuration(action.duration)}`;
+    case 'restartRelay':
+      return `restartRelay (clock ${signed(action.clockSkew)})`;
+    case 'relayClockStep':
+      return `relayClockStep ${signed(action.step)}`;
   }
 }
 

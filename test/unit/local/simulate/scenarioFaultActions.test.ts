@@ -1,0 +1,123 @@
+// The timeline actions that inject faults: restartRelay and relayClockStep (the relay's terms and
+// clock), each read into the action the simulator runs, and each mistake named by its field.
+import { describe, expect, it } from 'vitest';
+import { parseScenario, scenarioFromObject } from '../../../../local/simulate/scenario.js';
+import { ScenarioError } from '../../../../shared/errors.js';
+
+function issuesOf(doc: unknown): string[] {
+  try {
+    scenarioFromObject(doc);
+  } catch (error) {
+    if (error instanceof ScenarioError) return error.issues.map((i) => `${i.path}: ${i.message}`);
+    throw error;
+  }
+  return [];
+}
+
+const base = { duration: '10m', nodes: [{ name: 'a-1', zone: 'zone-a' }] };
+const actionsOf = (timeline: readonly unknown[]) =>
+  scenarioFromObject({ ...base, timeline }).timeline.map((e) => [e.at, e.action]);
+
+describe('restartRelay', () => {
+  it('reads {} and true as a relay whose clock is right, and clockSkew as a signed duration', () => {
+    expect(
+      actionsOf([
+        { at: '1m', restartRelay: {} },
+        { at: '2m', restartRelay: true },
+        { at: '3m', restartRelay: { clockSkew: '-2m' } },
+        { at: '4m', restartRelay: { clockSkew: 90 } },
+        { at: '5m', restartRelay: { clockSkew: '1h' } },
+      ]),
+    ).toEqual([
+      [60_000, { kind: 'restartRelay', clockSkew: 0 }],
+      [120_000, { kind: 'restartRelay', clockSkew: 0 }],
+      [180_000, { kind: 'restartRelay', clockSkew: -120_000 }],
+      [240_000, { kind: 'restartRelay', clockSkew: 90_000 }],
+      [300_000, { kind: 'restartRelay', clockSkew: 3_600_000 }],
+    ]);
+    expect(
+      parseScenario(
+        'duration: 5m\nnodes: [{name: a-1}]\ntimeline: [{at: 1m, restartRelay: {clockSkew: +30s}}]\n',
+      ).timeline[0]?.action,
+    ).toEqual({ kind: 'restartRelay', clockSkew: 30_000 });
+  });
+
+  it('names the field of every mistake', () => {
+    expect(
+      issuesOf({
+        ...base,
+        timeline: [
+          { at: '1m', restartRelay: { clockSkew: '-1h1s' } },
+          { at: '1m', restartRelay: { clockSkew: 'later' } },
+          { at: '1m', restartRelay: { skew: '2m' } },
+          { at: '1m', restartRelay: 'now' },
+          { at: '1m', restartRelay: false },
+          { at: '1m', restartRely: {} },
+        ],
+      }),
+    ).toEqual([
+      'timeline[5].restartRely: unknown action "restartRely"; did you mean restartRelay?',
+      'timeline[0].restartRelay.clockSkew: expected a skew of at most 1h either way, got "-1h1s"',
+      'timeline[1].restartRelay.clockSkew: expected a signed duration like "-2m", "+90s" or a number of seconds, got "later"',
+      'timeline[2].restartRelay: unknown field "skew"',
+      'timeline[3].restartRelay: expected {} or {clockSkew: <signed duration>}, got "now"',
+      'timeline[4].restartRelay: expected {} or {clockSkew: <signed duration>}, got false',
+    ]);
+  });
+});
+
+describe('relayClockStep', () => {
+  it('reads a signed duration or a number of seconds', () => {
+    expect(
+      actionsOf([
+        { at: '30s', relayClockStep: '+30s' },
+        { at: '1m', relayClockStep: '-2m' },
+        { at: '1m', relayClockStep: -1.5 },
+        { at: '2m', relayClockStep: 0 },
+      ]),
+    ).toEqual([
+      [30_000, { kind: 'relayClockStep', step: 30_000 }],
+      [60_000, { kind: 'relayClockStep', step: -120_000 }],
+      [60_000, { kind: 'relayClockStep', step: -1_500 }],
+      [120_000, { kind: 'relayClockStep', step: 0 }],
+    ]);
+  });
+
+  it('is at most an hour either way; an error names the field', () => {
+    expect(
+      issuesOf({
+        ...base,
+        timeline: [
+          { at: '1m', relayClockStep: '-2h' },
+          { at: '1m', relayClockStep: 'soon' },
+          { at: '1m', relayClockStep: null },
+          { at: '1m', relayClockStep: { by: '1m' } },
+          { at: '1m', relayClockstep: '1m' },
+        ],
+      }),
+    ).toEqual([
+      'timeline[4].relayClockstep: unknown action "relayClockstep"; did you mean relayClockStep?',
+      'timeline[0].relayClockStep: expected a step of at most 1h either way, got "-2h"',
+      'timeline[1].relayClockStep: expected a signed duration like "-2m", "+90s" or a number of seconds, got "soon"',
+      'timeline[2].relayClockStep: expected a signed duration like "-2m", "+90s" or a number of seconds, got null',
+      'timeline[3].relayClockStep: expected a signed duration like "-2m", "+90s" or a number of seconds, got {"by":"1m"}',
+    ]);
+  });
+});
+
+describe('suggestions for a misspelt action', () => {
+  it('name the action sharing the longest start with it', () => {
+    expect(
+      issuesOf({
+        ...base,
+        timeline: [
+          { at: '1m', stopRely: true },
+          { at: '1m', startKub: 'a-1' },
+        ],
+      }),
+    ).toEqual([
+      'timeline[0].stopRely: unknown action "stopRely"; did you mean stopRelay?',
+      'timeline[1].startKub: unknown action "startKub"; did you mean startKubelet?',
+    ]);
+  });
+});
