@@ -289,19 +289,29 @@ export async function runSimulate(options: SimulateOptions, io: CliIo): Promise<
   const progress = json
     ? progressLine({ write: () => undefined }, () => 0)
     : progressLine(io.stderr, () => io.clock.now());
-  const result = await runSimulation(scenario, {
-    ...(chaos !== undefined && { chaos }),
-    ...recorder?.hooks,
-    onProgress: (p) => {
-      progress.update(p);
-    },
-    onDiagnostic: (d) => {
-      // Failed invocations always; the services' warnings (observation gaps, retries) when asked.
-      if (d.level !== 'error' && !options.verbose) return;
-      progress.clear();
-      io.stderr.write(describeDiagnostic(d));
-    },
-  });
+  let result: SimulationResult;
+  try {
+    result = await runSimulation(scenario, {
+      ...(chaos !== undefined && { chaos }),
+      ...recorder?.hooks,
+      onProgress: (p) => {
+        progress.update(p);
+      },
+      onDiagnostic: (d) => {
+        // Failed invocations always; the services' warnings (observation gaps, retries) when asked.
+        if (d.level !== 'error' && !options.verbose) return;
+        progress.clear();
+        io.stderr.write(describeDiagnostic(d));
+      },
+    });
+  } catch (error) {
+    progress.clear();
+    // A scenario that turns out wrong as it runs (an injectEvent about a pod evicted by then): exit 2,
+    // naming the file as the parser does.
+    if (error instanceof ScenarioError && error.source === undefined)
+      throw new ScenarioError(error.issues, options.file, { cause: error });
+    throw error;
+  }
   progress.clear();
   if (options.report !== undefined && recorder !== undefined) {
     await writeReport(options.report, renderReport(scenario, result, recorder));

@@ -78,7 +78,7 @@ export function describeError(error: unknown): string {
 
 /** What one invocation gets: a relay event as it travels, a schedule's event, or the monitor's invoke. */
 type Payload =
-  | { readonly kind: 'relay'; readonly json: string }
+  | { readonly kind: 'relay'; readonly json: string; readonly origin: BusEvent['origin'] }
   | { readonly kind: 'schedule'; readonly envelope: Readonly<Record<string, unknown>> }
   | { readonly kind: 'invoke'; readonly invocation: DrainerInvocation };
 
@@ -116,6 +116,18 @@ export interface SimulatedControllerOptions {
   readonly onDecision?: (decision: DecisionRecord) => void;
   /** Every event the bus carries, as it is published (BusEvent). */
   readonly onBusEvent?: (event: BusEvent) => void;
+  /** Every invocation, as its function starts (not a delivery that failed or was dead-lettered). */
+  readonly onInvocation?: (invocation: Invocation) => void;
+}
+
+/** A function run, for tests and tools: which function, and what started it. */
+export interface Invocation {
+  readonly function: string;
+  /** `relay`, `injected`: a bus event (detailType says which); `schedule`; `invoke`: the monitor's. */
+  readonly origin: BusEvent['origin'] | 'schedule' | 'invoke';
+  readonly detailType?: string;
+  /** 1 for the first attempt, 2 and 3 for Lambda's retries. */
+  readonly attempt: number;
 }
 
 /**
@@ -143,6 +155,13 @@ export interface SimulatedController {
   eventsPublished(): number;
   /** Delivery attempts, failures and dead-lettered deliveries so far. */
   deliveries(): DeliveryStats;
+  /**
+   * Publishes an event on the bus as the relay's role could (injectEvent): `detail` as given, never
+   * validated, in EventBridge's envelope, routed by the rules and delivered as the relay's events are.
+   */
+  inject(detailType: string, detail: unknown): void;
+  /** The wire detail of the last Heartbeat Digest (part) the relay published; undefined before any. */
+  lastDigestDetail(): unknown;
 }
 
 function wrongEvent(fn: string, event: RelayEvent): EventParseError {
@@ -361,13 +380,26 @@ export function createSimulatedController(options: SimulatedControllerOptions): 
         return undefined;
       }
       invocations[fn] = (invocations[fn] ?? 0) + 1;
+      if (options.onInvocation !== undefined) {
+        const routed = payload.kind === 'relay' ? routedJson.get(payload) : undefined;
+        const detailType =
+          typeof routed === 'object' && routed !== null
+            ? (routed as Record<string, unknown>)['detail-type']
+            : undefined;
+        options.onInvocation({
+          function: fn,
+          origin: payload.kind === 'relay' ? payload.origin : payload.kind,
+          ...(typeof detailType === 'string' && { detailType }),
+          attempt: number,
+        });
+      }
       return step(() => handler.handle(payload));
     });
   }
 
   /** Routes an event as it travels (its JSON) by the rules and delivers it to each target. */
   function route(json: string, origin: BusEvent['origin']): void {
-    const payload: Payload = { kind: 'relay', json };
+    const payload: Payload = { kind: 'relay', json, origin };
     const routed: unknown = JSON.parse(json);
     routedJson.set(payload, routed);
     const targets = targetsOf(routed, rules);
@@ -378,21 +410,31 @@ export function createSimulatedController(options: SimulatedControllerOptions): 
     for (const fn of targets) deliver(fn, payload);
   }
 
+  /** EventBridge's envelope of an event the relay's role puts: the JSON its targets get. */
+  const relayEnvelope = (id: number, detailType: string, detail: unknown): string =>
+    JSON.stringify({
+      ...envelopeBase,
+      id: `simulate-${id}`,
+      'detail-type': detailType,
+      source: RelaySource,
+      time: new Date(scheduler.now()).toISOString(),
+      resources: [],
+      detail,
+    });
+  let lastDigest: unknown;
+
   const bus: EventSink = {
     publish(events) {
       const failed: PublishFailure[] = [];
       events.forEach((event, index) => {
         let json: string;
         try {
-          json = JSON.stringify({
-            ...envelopeBase,
-            id: `simulate-${++envelopes}`,
-            'detail-type': event.detailType,
-            source: RelaySource,
-            time: new Date(scheduler.now()).toISOString(),
-            resources: [],
-            detail: encodeDetail(event),
-          });
+          // The id first: an event that cannot be encoded still used one, as it always has.
+          const id = ++envelopes;
+          const detail = encodeDetail(event);
+          json = relayEnvelope(id, event.detailType, detail);
+          // Kept as encoded (never changed: encoded digests are shared), for injectEvent's replays.
+          if (event.detailType === HeartbeatDigestDetailType) lastDigest = detail;
         } catch (error) {
           // A relay bug (the event breaks its own contract): reported, never delivered.
           failed.push({ index, event, code: 'EncodeError', message: describeError(error), permanent: true });
@@ -426,5 +468,9 @@ export function createSimulatedController(options: SimulatedControllerOptions): 
     invocations,
     eventsPublished: () => published,
     deliveries: () => ({ ...stats }),
+    inject(detailType, detail) {
+      route(relayEnvelope(++envelopes, detailType, detail), 'injected');
+    },
+    lastDigestDetail: () => lastDigest,
   };
 }

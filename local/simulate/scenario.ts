@@ -34,8 +34,15 @@ import {
 } from './scenarioTypes.js';
 
 export { formatPath, globToRegExp, isGlob } from './scenarioSchema.js';
-export { DefaultScenarioStart, ScenarioActionKinds, StallableResources } from './scenarioTypes.js';
+export {
+  DefaultScenarioStart,
+  InjectableDetailTypes,
+  ScenarioActionKinds,
+  StallableResources,
+} from './scenarioTypes.js';
 export type {
+  InjectableDetailType,
+  InjectEventAction,
   NodeTargetAction,
   Scenario,
   ScenarioAction,
@@ -116,6 +123,24 @@ function resolveAction(
     case 'stallWatch': {
       const stall = read(ActionSchemas.stallWatch);
       return stall === undefined ? undefined : { kind, resource: stall.resource, duration: stall.for };
+    }
+    case 'injectEvent': {
+      const event = read(ActionSchemas.injectEvent);
+      if (event === undefined) return undefined;
+      // Checked again when it happens (a pod may have been evicted by then): here, against the nodes
+      // and pods the timeline makes.
+      if (event.detailType === 'Node Changed' && !model.hasNode(event.node)) {
+        issues.add([...path, 'detail', 'node', 'name'], `no node ${JSON.stringify(event.node)}`);
+        return undefined;
+      }
+      if (event.detailType === 'Pod Changed') {
+        const key = `${event.pod.namespace}/${event.pod.name}`;
+        if (!model.pods.has(key)) {
+          issues.add([...path, 'detail', 'pod', 'name'], `no pod ${JSON.stringify(key)}`);
+          return undefined;
+        }
+      }
+      return { kind, ...event };
     }
   }
 }

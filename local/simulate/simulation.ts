@@ -27,6 +27,8 @@
 // - relayClockSkew: the relay runs on the shared virtual time, but its clock (its scheduler's now(), so
 //   its probes and its digests' instants) reads that much ahead or behind; relayClockStep moves it
 //   (relayHostClock). restartRelay: the relay stops and a new one (a new relayId, its own clock) starts.
+// - injectEvent: an event published on the bus beside the relay's (controller.ts inject), its detail
+//   the scenario's fields merged over what the relay would send now (injectedEvents.ts).
 // - What the controller did is read from the API simulator (observe.ts), the zone states from the
 //   monitor's decisions, the Summary from the API and the state tables.
 import type { HttpLibrary, V1Node } from '@kubernetes/client-node';
@@ -34,6 +36,8 @@ import { createKubernetesCluster } from '../../shared/adapters/kubernetes/cluste
 import { isTaintEffect } from '../../shared/adapters/kubernetes/mapping.js';
 import { formatZoneKey, getZoneKey } from '../../shared/domain/zones.js';
 import type { EpochMillis, Millis } from '../../shared/domain/types.js';
+import { formatDuration } from '../../shared/duration.js';
+import { ScenarioError } from '../../shared/errors.js';
 import type { LogFields } from '../../shared/ports/observer.js';
 import {
   Priority,
@@ -44,19 +48,31 @@ import {
 import type { DecisionRecord, LoadedState } from '../../shared/ports/stores.js';
 import { createRelay, type Relay } from '../../relay/relay.js';
 import { defaultLeaseWatchStallTimeout } from '../../relay/settings.js';
-import { createApiStore, makeKubeConfig, type ApiStore, type Wire } from '../apiserver/index.js';
+import {
+  ApiStatusError,
+  createApiStore,
+  makeKubeConfig,
+  type ApiStore,
+  type Wire,
+} from '../apiserver/index.js';
 import { defaultVersion } from '../apiserver/discovery.js';
 import { Faults } from '../apiserver/faults.js';
 import { ApiHttpServer } from '../apiserver/server.js';
 import { KubeletFleet } from '../kubelet/kubeletFleet.js';
 import { VirtualScheduler } from '../virtualScheduler.js';
 import { seededRandom, type ChaosSettings, type DeliveryStats } from './chaos.js';
-import { createSimulatedController, type BusEvent, type SimulatedController } from './controller.js';
+import {
+  createSimulatedController,
+  type BusEvent,
+  type Invocation,
+  type SimulatedController,
+} from './controller.js';
 import { simulatorIdentities } from './identities.js';
 import type { SimulationProgress } from './progress.js';
 import { observeController, observeNodeReady, type NodeReadyStatus } from './observe.js';
 import { loadServerlessRules } from './routing.js';
-import type { Scenario, ScenarioAction } from './scenario.js';
+import { mergeDetail, nodeChangedNow, podChangedNow } from './injectedEvents.js';
+import { formatPath, type InjectEventAction, type Scenario, type TimelineEntry } from './scenario.js';
 import { startStateStore, type SimulatedStateStore } from './stateStore.js';
 import {
   timelineLine,
@@ -68,7 +84,7 @@ import {
 import { inProcessHttpLibrary, inProcessWatch } from './transport.js';
 
 export { FunctionPriority } from './controller.js';
-export type { BusEvent } from './controller.js';
+export type { BusEvent, Invocation } from './controller.js';
 
 /** Something the run met that is not a timeline record: a failed invocation, a warning, an API error. */
 export interface Diagnostic {
@@ -124,6 +140,8 @@ export interface SimulationOptions {
    * functions the rules route it to: for tests and tools that watch what reaches the functions.
    */
   readonly onBusEvent?: (t: number, event: BusEvent) => void;
+  /** Every function run as it starts, with its `t`: which function, started by what. */
+  readonly onInvocation?: (t: number, invocation: Invocation) => void;
   /**
    * Called as the run goes (every few events, and once at the end) with the virtual time reached and
    * the events fired: for a progress line (progress.ts).
@@ -326,7 +344,7 @@ export async function runSimulation(
     },
   });
   const stopObserving = observeController(store.registry, () => controllerDepth > 0, emit);
-  const { onNodeReady, onDecision, onBusEvent } = options;
+  const { onNodeReady, onDecision, onBusEvent, onInvocation } = options;
   const sinceStart = (): number => (scheduler.now() - start) / 1000;
   const stopObservingReady =
     onNodeReady === undefined
@@ -379,6 +397,11 @@ export async function runSimulation(
       ...(onBusEvent !== undefined && {
         onBusEvent: (event: BusEvent) => {
           onBusEvent(sinceStart(), event);
+        },
+      }),
+      ...(onInvocation !== undefined && {
+        onInvocation: (invocation: Invocation) => {
+          onInvocation(sinceStart(), invocation);
         },
       }),
     });
@@ -434,7 +457,7 @@ export async function runSimulation(
     // --- the cluster at t = 0, the timeline, the schedules --------------------------------------------
     fleet.seed({ nodes: scenario.nodes, pods: scenario.pods });
     for (const entry of scenario.timeline) {
-      scheduler.at(start + entry.at, Priority.ScenarioAction, () => apply(entry.action));
+      scheduler.at(start + entry.at, Priority.ScenarioAction, () => apply(entry));
     }
     scheduler.at(start, Priority.Relay, startRelay);
     scheduler.every(BookmarkPeriod, start + BookmarkPeriod, Priority.Background, () => {
@@ -442,7 +465,8 @@ export async function runSimulation(
     });
     running.startSchedules(start);
 
-    async function apply(action: ScenarioAction): Promise<void> {
+    async function apply(entry: TimelineEntry): Promise<void> {
+      const { action } = entry;
       switch (action.kind) {
         case 'stopKubelet':
           for (const node of action.nodes) fleet.stopKubelet(node);
@@ -493,6 +517,40 @@ export async function runSimulation(
           scheduler.after(action.duration, Priority.ScenarioAction, end);
           return;
         }
+        case 'injectEvent':
+          running.inject(action.detailType, mergeDetail(injectedBase(entry.index, action), action.detail));
+          return;
+      }
+    }
+
+    /** What the relay would send now for what `action` names; a ScenarioError when that is not there. */
+    function injectedBase(index: number, action: InjectEventAction): unknown {
+      const missing = (field: readonly string[], message: string): ScenarioError =>
+        new ScenarioError([
+          {
+            path: formatPath(['timeline', index, 'injectEvent', ...field]),
+            message: `${message} at ${formatDuration(scheduler.now() - start)}`,
+          },
+        ]);
+      switch (action.detailType) {
+        case 'Node Changed': {
+          const node = readOrUndefined(() => store.nodes.get(action.node));
+          if (node === undefined)
+            throw missing(['detail', 'node', 'name'], `no node ${JSON.stringify(action.node)} in the API`);
+          return nodeChangedNow(cluster, node);
+        }
+        case 'Pod Changed': {
+          const { namespace, name } = action.pod;
+          const pod = readOrUndefined(() => store.pods.get(name, { namespace }));
+          if (pod === undefined)
+            throw missing(['detail', 'pod', 'name'], `no pod "${namespace}/${name}" in the API`);
+          return podChangedNow(cluster, pod);
+        }
+        case 'Heartbeat Digest': {
+          const digest = running.lastDigestDetail();
+          if (digest === undefined) throw missing([], 'no Heartbeat Digest published yet to start from');
+          return digest;
+        }
       }
     }
 
@@ -529,6 +587,16 @@ export async function runSimulation(
       events: scheduler.fired,
     },
   };
+}
+
+/** What `read` returns, or undefined when the API answers 404. */
+function readOrUndefined<T>(read: () => T): T | undefined {
+  try {
+    return read();
+  } catch (error) {
+    if (error instanceof ApiStatusError && error.code === 404) return undefined;
+    throw error;
+  }
 }
 
 /** The Summary: zone states and gauges from the controller's state, nodes from the API, evictions counted. */

@@ -163,6 +163,8 @@ function actionNodes(action: ScenarioAction): readonly string[] {
       return action.nodes.map((n) => n.name);
     case 'addPod':
       return action.pods.map((p) => p.node);
+    case 'injectEvent':
+      return action.detailType === 'Node Changed' ? [action.node] : [];
     case 'deletePod':
     case 'stopRelay':
     case 'startRelay':
@@ -208,6 +210,14 @@ function describeAction(action: ScenarioAction): string {
       return `restartRelay (clock ${signed(action.clockSkew)})`;
     case 'relayClockStep':
       return `relayClockStep ${signed(action.step)}`;
+    case 'injectEvent':
+      return `injectEvent ${action.detailType}${
+        action.detailType === 'Node Changed'
+          ? ` ${action.node}`
+          : action.detailType === 'Pod Changed'
+            ? ` ${action.pod.namespace}/${action.pod.name}`
+            : ''
+      }`;
   }
 }
 

@@ -1,5 +1,6 @@
 // The timeline actions that inject faults: restartRelay and relayClockStep (the relay's terms and
-// clock), each read into the action the simulator runs, and each mistake named by its field.
+// clock) and injectEvent (a forged or replayed event), each read into the action the simulator runs, and
+// each mistake named by its field.
 import { describe, expect, it } from 'vitest';
 import { parseScenario, scenarioFromObject } from '../../../../local/simulate/scenario.js';
 import { ScenarioError } from '../../../../shared/errors.js';
@@ -14,7 +15,14 @@ function issuesOf(doc: unknown): string[] {
   return [];
 }
 
-const base = { duration: '10m', nodes: [{ name: 'a-1', zone: 'zone-a' }] };
+const base = {
+  duration: '10m',
+  nodes: [{ name: 'a-1', zone: 'zone-a' }],
+  pods: [
+    { name: 'web-1', node: 'a-1' },
+    { name: 'agent-1', namespace: 'kube-system', node: 'a-1' },
+  ],
+};
 const actionsOf = (timeline: readonly unknown[]) =>
   scenarioFromObject({ ...base, timeline }).timeline.map((e) => [e.at, e.action]);
 
@@ -118,6 +126,132 @@ describe('suggestions for a misspelt action', () => {
     ).toEqual([
       'timeline[0].stopRely: unknown action "stopRely"; did you mean stopRelay?',
       'timeline[1].startKub: unknown action "startKub"; did you mean startKubelet?',
+    ]);
+  });
+});
+
+describe('injectEvent', () => {
+  it('reads the detail type, the fields to merge, and what the event is about', () => {
+    const node = { node: { name: 'a-1', taints: [{ key: 'k', effect: 'NoExecute' }] } };
+    expect(
+      actionsOf([
+        { at: '1m', injectEvent: { detailType: 'Node Changed', detail: node } },
+        {
+          at: '1m',
+          injectEvent: { detailType: 'Pod Changed', detail: { pod: { name: 'web-1' }, type: 'DELETED' } },
+        },
+        {
+          at: '1m',
+          injectEvent: {
+            detailType: 'Pod Changed',
+            detail: { pod: { name: 'agent-1', namespace: 'kube-system' } },
+          },
+        },
+        {
+          at: '2m',
+          injectEvent: { detailType: 'Heartbeat Digest', detail: { sequence: 99, anything: [null] } },
+        },
+        { at: '2m', injectEvent: { detailType: 'Heartbeat Digest' } },
+      ]),
+    ).toEqual([
+      [60_000, { kind: 'injectEvent', detailType: 'Node Changed', detail: node, node: 'a-1' }],
+      [
+        60_000,
+        {
+          kind: 'injectEvent',
+          detailType: 'Pod Changed',
+          detail: { pod: { name: 'web-1' }, type: 'DELETED' },
+          pod: { namespace: 'default', name: 'web-1' },
+        },
+      ],
+      [
+        60_000,
+        {
+          kind: 'injectEvent',
+          detailType: 'Pod Changed',
+          detail: { pod: { name: 'agent-1', namespace: 'kube-system' } },
+          pod: { namespace: 'kube-system', name: 'agent-1' },
+        },
+      ],
+      [
+        120_000,
+        { kind: 'injectEvent', detailType: 'Heartbeat Digest', detail: { sequence: 99, anything: [null] } },
+      ],
+      [120_000, { kind: 'injectEvent', detailType: 'Heartbeat Digest', detail: {} }],
+    ]);
+  });
+
+  it('validates nothing in the detail but what names the node or pod', () => {
+    const [action] = actionsOf([
+      {
+        at: '1m',
+        injectEvent: {
+          detailType: 'Node Changed',
+          detail: { schemaVersion: 'two', cluster: 'other', node: { name: 'a-1', uid: 7, taints: 'none' } },
+        },
+      },
+    ]);
+    expect(action?.[1]).toMatchObject({ node: 'a-1', detail: { schemaVersion: 'two', cluster: 'other' } });
+  });
+
+  it('names the field of every mistake', () => {
+    expect(
+      issuesOf({
+        ...base,
+        timeline: [
+          { at: '1m', injectEvent: { detailType: 'Node changed', detail: {} } },
+          { at: '1m', injectEvent: { detail: {} } },
+          { at: '1m', injectEvent: { detailType: 'Node Changed' } },
+          { at: '1m', injectEvent: { detailType: 'Node Changed', detail: { node: {} } } },
+          { at: '1m', injectEvent: { detailType: 'Node Changed', detail: { node: 'a-1' } } },
+          { at: '1m', injectEvent: { detailType: 'Node Changed', detail: { node: { name: 'A_1' } } } },
+          { at: '1m', injectEvent: { detailType: 'Node Changed', detail: { node: { name: 'a-9' } } } },
+          { at: '1m', injectEvent: { detailType: 'Pod Changed', detail: { pod: { namespace: 'default' } } } },
+          { at: '1m', injectEvent: { detailType: 'Pod Changed', detail: { pod: { name: 'web-9' } } } },
+          {
+            at: '1m',
+            injectEvent: { detailType: 'Pod Changed', detail: { pod: { name: 'web-1', namespace: 'Kube' } } },
+          },
+          { at: '1m', injectEvent: { detailType: 'Heartbeat Digest', detail: [] } },
+          { at: '1m', injectEvent: { detailType: 'Heartbeat Digest', source: 'x' } },
+          { at: '1m', injectEvent: 'Heartbeat Digest' },
+        ],
+      }),
+    ).toEqual([
+      'timeline[0].injectEvent.detailType: expected "Node Changed", "Pod Changed" or "Heartbeat Digest", got "Node changed"',
+      'timeline[1].injectEvent.detailType: missing: "Node Changed", "Pod Changed" or "Heartbeat Digest"',
+      'timeline[2].injectEvent.detail.node.name: missing: the node the event is about, e.g. detail: {node: {name: a-1}}',
+      'timeline[3].injectEvent.detail.node.name: missing: the node the event is about, e.g. "a-1"',
+      'timeline[4].injectEvent.detail.node: expected an object with the node\'s name, e.g. {node: {name: a-1}}, got "a-1"',
+      'timeline[5].injectEvent.detail.node.name: expected a node name (a DNS-1123 subdomain: lowercase letters, digits, "-" and "."), got "A_1"',
+      'timeline[6].injectEvent.detail.node.name: no node "a-9"',
+      'timeline[7].injectEvent.detail.pod.name: missing: the pod the event is about, e.g. "web-1"',
+      'timeline[8].injectEvent.detail.pod.name: no pod "default/web-9"',
+      'timeline[9].injectEvent.detail.pod.namespace: expected a namespace (a DNS-1123 label), got "Kube"',
+      "timeline[10].injectEvent.detail: expected an object: the fields to set in the event's detail, got []",
+      'timeline[11].injectEvent: unknown field "source"',
+      'timeline[12].injectEvent: expected {detailType, detail}, got "Heartbeat Digest"',
+    ]);
+  });
+
+  it('knows the nodes and pods the timeline makes and removes', () => {
+    expect(
+      issuesOf({
+        ...base,
+        timeline: [
+          { at: '1m', addNode: { name: 'b-1' } },
+          { at: '1m', addPod: { name: 'job-1', node: 'b-1' } },
+          { at: '2m', injectEvent: { detailType: 'Node Changed', detail: { node: { name: 'b-1' } } } },
+          { at: '2m', injectEvent: { detailType: 'Pod Changed', detail: { pod: { name: 'job-1' } } } },
+          { at: '3m', deleteNode: 'b-1' },
+          { at: '3m', deletePod: 'job-1' },
+          { at: '4m', injectEvent: { detailType: 'Node Changed', detail: { node: { name: 'b-1' } } } },
+          { at: '4m', injectEvent: { detailType: 'Pod Changed', detail: { pod: { name: 'job-1' } } } },
+        ],
+      }),
+    ).toEqual([
+      'timeline[6].injectEvent.detail.node.name: no node "b-1"',
+      'timeline[7].injectEvent.detail.pod.name: no pod "default/job-1"',
     ]);
   });
 });
