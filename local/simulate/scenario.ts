@@ -15,7 +15,7 @@ import { ConfigError, ScenarioError } from '../../shared/errors.js';
 import { describeInput } from '../../shared/wireFormat.js';
 import type { SimulatedNode } from '../kubelet/kubeletFleet.js';
 import type { SimulatedPod } from '../kubelet/pods.js';
-import { ClusterModel, expandNodes, newIssues, type Issues } from './clusterModel.js';
+import { ClusterModel, expandNodes, newIssues, type ClusterSnapshot, type Issues } from './clusterModel.js';
 import {
   ActionSchemas,
   NodeEntrySchema,
@@ -142,6 +142,10 @@ function resolveAction(
       }
       return { kind, ...event };
     }
+    case 'restoreApiServer': {
+      const back = read(ActionSchemas.restoreApiServer);
+      return back === undefined ? undefined : { kind, back };
+    }
   }
 }
 
@@ -155,7 +159,8 @@ function commonPrefix(a: string, b: string): number {
 function suggestAction(key: string): string {
   const lower = key.toLowerCase();
   // The action sharing the longest start with the key (at least 4 characters), the first of a tie:
-  // several begin alike (stopKubelet and stopRelay, startKubelet and startRelay).
+  // several begin alike (stopKubelet and stopRelay, startKubelet and startRelay; restartRelay and
+  // restoreApiServer).
   let close: ScenarioActionKind | undefined;
   let best = 3;
   for (const kind of ScenarioActionKinds) {
@@ -274,8 +279,29 @@ export function scenarioFromObject(doc: unknown, source?: string): Scenario {
     .filter((e): e is RawEntry => e !== undefined);
   // Stable: entries at one offset keep the file's order (the actions at t happen in the file's order).
   const sorted = [...raw].sort((a, b) => a.at - b.at || a.index - b.index);
+  // restoreApiServer brings back the nodes and pods of an earlier instant: the names that exist then are
+  // kept as the timeline passes that instant (before its actions: the state an instant starts with).
+  const restoreTo = new Map<RawEntry, Millis>();
+  for (const entry of sorted) {
+    if (entry.kind !== 'restoreApiServer') continue;
+    const back = ActionSchemas.restoreApiServer.safeParse(entry.value);
+    if (!back.success) continue; // reported when the entry is resolved
+    if (back.data > entry.at) {
+      issues.add(
+        ['timeline', entry.index, 'restoreApiServer'],
+        `expected at most ${formatDuration(entry.at)} (there is no state before the start), got ${describeInput(entry.value)}`,
+      );
+      continue;
+    }
+    restoreTo.set(entry, entry.at - back.data);
+  }
+  const instants = [...new Set(restoreTo.values())].sort((a, b) => a - b);
+  const snapshots = new Map<Millis, ClusterSnapshot>();
   const timeline: TimelineEntry[] = [];
   for (const entry of sorted) {
+    while (instants.length > 0 && (instants[0] ?? Infinity) <= entry.at) {
+      snapshots.set(instants.shift() ?? 0, model.snapshot());
+    }
     if (duration !== undefined && entry.at > duration) {
       issues.add(
         ['timeline', entry.index, 'at'],
@@ -288,6 +314,9 @@ export function scenarioFromObject(doc: unknown, source?: string): Scenario {
       entry.kind,
     ]);
     if (action !== undefined) timeline.push({ at: entry.at, index: entry.index, action });
+    const to = restoreTo.get(entry);
+    const snapshot = to === undefined ? undefined : snapshots.get(to);
+    if (action?.kind === 'restoreApiServer' && snapshot !== undefined) model.restore(snapshot);
   }
   if (issues.list.length > 0 || config === undefined || duration === undefined) {
     throw new ScenarioError(issues.list, source);

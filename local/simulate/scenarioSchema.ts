@@ -323,6 +323,7 @@ export const ActionSchemas = {
     { error: invalid('{resource: leases | nodes | pods, for: <duration>}') },
   ),
   injectEvent: InjectEventSchema,
+  restoreApiServer: requiredDuration('nonNegative', '2m'),
 } as const satisfies Record<ScenarioActionKind, z.ZodType>;
 
 export const StartSchema = z

@@ -52,7 +52,12 @@ export type ScenarioAction =
       /** How long the relay's watch of `resource` delivers nothing. */
       readonly duration: Millis;
     }
-  | InjectEventAction;
+  | InjectEventAction
+  | {
+      readonly kind: 'restoreApiServer';
+      /** How far back: the API server's store returns to its state at `at − back`. */
+      readonly back: Millis;
+    };
 
 /** The detail types `injectEvent` can forge: the relay's three. */
 export type InjectableDetailType =
@@ -134,4 +139,5 @@ export const ScenarioActionKinds: readonly ScenarioActionKind[] = [
   'relayClockStep',
   'stallWatch',
   'injectEvent',
+  'restoreApiServer',
 ];

@@ -29,6 +29,10 @@
 //   (relayHostClock). restartRelay: the relay stops and a new one (a new relayId, its own clock) starts.
 // - injectEvent: an event published on the bus beside the relay's (controller.ts inject), its detail
 //   the scenario's fields merged over what the relay would send now (injectedEvents.ts).
+// - restoreApiServer: the API server's store goes back to a backup taken at an earlier instant, as
+//   after an etcd restore; every watch ends with 410 Gone, so the relay and the kubelets relist.
+// - restoreApiServer: the API server's store goes back to a snapshot taken at an earlier instant, as
+//   after an etcd restore; every watch ends with 410 Gone, so the relay and the kubelets relist.
 // - What the controller did is read from the API simulator (observe.ts), the zone states from the
 //   monitor's decisions, the Summary from the API and the state tables.
 import type { HttpLibrary, V1Node } from '@kubernetes/client-node';
@@ -53,6 +57,7 @@ import {
   createApiStore,
   makeKubeConfig,
   type ApiStore,
+  type RegistrySnapshot,
   type Wire,
 } from '../apiserver/index.js';
 import { defaultVersion } from '../apiserver/discovery.js';
@@ -456,6 +461,19 @@ export async function runSimulation(
 
     // --- the cluster at t = 0, the timeline, the schedules --------------------------------------------
     fleet.seed({ nodes: scenario.nodes, pods: scenario.pods });
+    // restoreApiServer's backups: the API server's state at each instant a restore goes back to, taken
+    // before anything of that instant happens (so the one at 0 is the cluster as the scenario describes
+    // it). Only scenarios that restore take any.
+    const backups = new Map<Millis, RegistrySnapshot>();
+    const backupAt = new Set<Millis>();
+    for (const { at, action } of scenario.timeline) {
+      if (action.kind === 'restoreApiServer') backupAt.add(at - action.back);
+    }
+    for (const at of backupAt) {
+      scheduler.at(start + at, Priority.ScenarioAction - 1, () => {
+        backups.set(at, store.registry.snapshot());
+      });
+    }
     for (const entry of scenario.timeline) {
       scheduler.at(start + entry.at, Priority.ScenarioAction, () => apply(entry));
     }
@@ -520,6 +538,26 @@ export async function runSimulation(
         case 'injectEvent':
           running.inject(action.detailType, mergeDetail(injectedBase(entry.index, action), action.detail));
           return;
+        case 'restoreApiServer': {
+          const backup = backups.get(entry.at - action.back);
+          if (backup === undefined)
+            throw new Error(`simulator: no backup of t = ${entry.at - action.back} ms`);
+          const running = relay;
+          const wasWatching = running?.status().informers.map((informer) => informer.watching) ?? [];
+          // Every watch ends with 410: the kubelets relist at once, the relay in the background; wait
+          // (in real time) for its relists, so the state it publishes next is the restored one.
+          store.registry.restore(backup);
+          if (running !== undefined) {
+            await settle(
+              () =>
+                running
+                  .status()
+                  .informers.every((informer, i) => informer.watching || wasWatching[i] !== true),
+              'the relay to relist after the restore',
+            );
+          }
+          return;
+        }
       }
     }
 

@@ -171,6 +171,7 @@ function actionNodes(action: ScenarioAction): readonly string[] {
     case 'restartRelay':
     case 'relayClockStep':
     case 'stallWatch':
+    case 'restoreApiServer':
       return [];
   }
 }
@@ -218,6 +219,8 @@ function describeAction(action: ScenarioAction): string {
             ? ` ${action.pod.namespace}/${action.pod.name}`
             : ''
       }`;
+    case 'restoreApiServer':
+      return `restoreApiServer ${formatDuration(action.back)} back`;
   }
 }
 

@@ -1,6 +1,6 @@
 // The timeline actions that inject faults: restartRelay and relayClockStep (the relay's terms and
-// clock) and injectEvent (a forged or replayed event), each read into the action the simulator runs, and
-// each mistake named by its field.
+// clock), injectEvent (a forged or replayed event) and restoreApiServer (an etcd restore), each read into
+// the action the simulator runs, and each mistake named by its field.
 import { describe, expect, it } from 'vitest';
 import { parseScenario, scenarioFromObject } from '../../../../local/simulate/scenario.js';
 import { ScenarioError } from '../../../../shared/errors.js';
@@ -253,5 +253,63 @@ describe('injectEvent', () => {
       'timeline[6].injectEvent.detail.node.name: no node "b-1"',
       'timeline[7].injectEvent.detail.pod.name: no pod "default/job-1"',
     ]);
+  });
+});
+
+describe('restoreApiServer', () => {
+  it('reads how far back, 0 included', () => {
+    expect(
+      actionsOf([
+        { at: '5m', restoreApiServer: '2m' },
+        { at: '6m', restoreApiServer: 90 },
+        { at: '7m', restoreApiServer: '7m' },
+        { at: '8m', restoreApiServer: '0s' },
+      ]),
+    ).toEqual([
+      [300_000, { kind: 'restoreApiServer', back: 120_000 }],
+      [360_000, { kind: 'restoreApiServer', back: 90_000 }],
+      [420_000, { kind: 'restoreApiServer', back: 420_000 }],
+      [480_000, { kind: 'restoreApiServer', back: 0 }],
+    ]);
+  });
+
+  it('names the field of every mistake; there is no state before the start', () => {
+    expect(
+      issuesOf({
+        ...base,
+        timeline: [
+          { at: '1m', restoreApiServer: '1m1s' },
+          { at: '1m', restoreApiServer: '-30s' },
+          { at: '1m', restoreApiServer: null },
+          { at: '1m', restoreApiServer: {} },
+          { at: '1m', restoreApiServer: 'a while' },
+        ],
+      }),
+    ).toEqual([
+      'timeline[0].restoreApiServer: expected at most 1m (there is no state before the start), got "1m1s"',
+      'timeline[1].restoreApiServer: expected a duration of 0 or more, got "-30s"',
+      'timeline[2].restoreApiServer: expected a duration like "40s", "5m" or a number of seconds, got null',
+      'timeline[3].restoreApiServer: expected a duration like "40s", "5m" or a number of seconds, got an object',
+      'timeline[4].restoreApiServer: expected a duration like "40s", "5m" or a number of seconds, got "a while"',
+    ]);
+  });
+
+  it('brings back the names of the instant it goes back to, for the actions after it', () => {
+    expect(
+      issuesOf({
+        ...base,
+        timeline: [
+          { at: '1m', addNode: { name: 'b-1' } },
+          { at: '2m', deleteNode: 'a-1' },
+          { at: '2m', deletePod: 'web-1' },
+          // Back to 1m, before its actions: b-1 never was; a-1 and web-1 are back.
+          { at: '3m', restoreApiServer: '2m' },
+          { at: '4m', cordon: 'a-1' },
+          { at: '4m', injectEvent: { detailType: 'Pod Changed', detail: { pod: { name: 'web-1' } } } },
+          { at: '4m', cordon: 'b-1' },
+          { at: '4m', addNode: { name: 'b-1' } },
+        ],
+      }),
+    ).toEqual(['timeline[6].cordon: no node "b-1"']);
   });
 });
