@@ -31,8 +31,6 @@
 //   the scenario's fields merged over what the relay would send now (injectedEvents.ts).
 // - restoreApiServer: the API server's store goes back to a backup taken at an earlier instant, as
 //   after an etcd restore; every watch ends with 410 Gone, so the relay and the kubelets relist.
-// - restoreApiServer: the API server's store goes back to a snapshot taken at an earlier instant, as
-//   after an etcd restore; every watch ends with 410 Gone, so the relay and the kubelets relist.
 // - What the controller did is read from the API simulator (observe.ts), the zone states from the
 //   monitor's decisions, the Summary from the API and the state tables.
 import type { HttpLibrary, V1Node } from '@kubernetes/client-node';
@@ -542,15 +540,15 @@ export async function runSimulation(
           const backup = backups.get(entry.at - action.back);
           if (backup === undefined)
             throw new Error(`simulator: no backup of t = ${entry.at - action.back} ms`);
-          const running = relay;
-          const wasWatching = running?.status().informers.map((informer) => informer.watching) ?? [];
+          const relaying = relay;
+          const wasWatching = relaying?.status().informers.map((informer) => informer.watching) ?? [];
           // Every watch ends with 410: the kubelets relist at once, the relay in the background; wait
           // (in real time) for its relists, so the state it publishes next is the restored one.
           store.registry.restore(backup);
-          if (running !== undefined) {
+          if (relaying !== undefined) {
             await settle(
               () =>
-                running
+                relaying
                   .status()
                   .informers.every((informer, i) => informer.watching || wasWatching[i] !== true),
               'the relay to relist after the restore',
