@@ -52,7 +52,7 @@ export const SimulateOptionsSchema = z.object({
     })
     .optional(),
   verbose: z.boolean().default(false),
-  /** `duplicates=N,maxDelay=D,failures=P,seed=S` (local/simulate/chaos.ts); parsed by runSimulate. */
+  /** `duplicates=N,maxDelay=D,failures=P,deadLetter=Q,seed=S` (local/simulate/chaos.ts); parsed by runSimulate. */
   chaos: z.string().optional(),
   /** Also write the run as one self-contained HTML page (local/simulate/report/). */
   report: z.string().min(1, 'expected a file name, e.g. out.html').optional(),
@@ -289,19 +289,29 @@ export async function runSimulate(options: SimulateOptions, io: CliIo): Promise<
   const progress = json
     ? progressLine({ write: () => undefined }, () => 0)
     : progressLine(io.stderr, () => io.clock.now());
-  const result = await runSimulation(scenario, {
-    ...(chaos !== undefined && { chaos }),
-    ...recorder?.hooks,
-    onProgress: (p) => {
-      progress.update(p);
-    },
-    onDiagnostic: (d) => {
-      // Failed invocations always; the services' warnings (observation gaps, retries) when asked.
-      if (d.level !== 'error' && !options.verbose) return;
-      progress.clear();
-      io.stderr.write(describeDiagnostic(d));
-    },
-  });
+  let result: SimulationResult;
+  try {
+    result = await runSimulation(scenario, {
+      ...(chaos !== undefined && { chaos }),
+      ...recorder?.hooks,
+      onProgress: (p) => {
+        progress.update(p);
+      },
+      onDiagnostic: (d) => {
+        // Failed invocations always; the services' warnings (observation gaps, retries) when asked.
+        if (d.level !== 'error' && !options.verbose) return;
+        progress.clear();
+        io.stderr.write(describeDiagnostic(d));
+      },
+    });
+  } catch (error) {
+    progress.clear();
+    // A scenario that turns out wrong as it runs (an injectEvent about a pod evicted by then): exit 2,
+    // naming the file as the parser does.
+    if (error instanceof ScenarioError && error.source === undefined)
+      throw new ScenarioError(error.issues, options.file, { cause: error });
+    throw error;
+  }
   progress.clear();
   if (options.report !== undefined && recorder !== undefined) {
     await writeReport(options.report, renderReport(scenario, result, recorder));
@@ -341,7 +351,7 @@ export function simulateCommand(ctx: CommandContext): Command {
     .option('--verbose', 'also print the warnings the functions and the relay logged')
     .option(
       '--chaos <spec>',
-      'deliver every event, schedule firing and invocation 1..N times, each after a random delay up to D, failing with probability P (retried as Lambda does, then dead-lettered); seeded by S: duplicates=N,maxDelay=D,failures=P,seed=S',
+      'deliver every event, schedule firing and invocation 1..N times, each after a random delay up to D, failing with probability P (retried as Lambda does, then dead-lettered) and dead-lettered outright with probability Q (default 0); seeded by S: duplicates=N,maxDelay=D,failures=P,deadLetter=Q,seed=S',
     )
     .option(
       '--report <file>',

@@ -13,7 +13,7 @@ import type {
 } from '@kubernetes/client-node';
 import type { Json, JsonObject } from './json.js';
 import type { PatchType } from './patch.js';
-import type { DeleteOptions, ListOptions, Registry, WriteOptions } from './registry.js';
+import type { DeleteOptions, ListOptions, Registry, RegistrySnapshot, WriteOptions } from './registry.js';
 import {
   type ResourceDef,
   coreEvents,
@@ -87,7 +87,12 @@ export interface ResourceClient<T> {
   patch(name: string, patch: Json, opts: PatchOptions): Wire<T>;
   /** Answers the object (pods, namespaces, or any object left pending) or a Status. */
   delete(name: string, opts?: NamespaceOption & DeleteOptions): Wire<T> | DeleteStatus;
-  watch(opts: WatchOptions, listener: (event: TypedWatchEvent<T>) => void): { stop(): void };
+  /** `onEnd`: the server ended the watch (after an ERROR event: a restore ends every watch with 410). */
+  watch(
+    opts: WatchOptions,
+    listener: (event: TypedWatchEvent<T>) => void,
+    onEnd?: () => void,
+  ): { stop(): void };
 }
 
 function requireNamespace(def: ResourceDef, namespace: string | undefined): string {
@@ -142,10 +147,15 @@ export function resourceClient<T>(registry: Registry, def: ResourceDef): Resourc
       const result = registry.delete(def, requireNamespace(def, opts?.namespace), name, opts);
       return result.kind === 'Status' ? (result as unknown as DeleteStatus) : asWire(result);
     },
-    watch: (opts, listener) =>
-      registry.watch(def, opts, (event) => {
-        listener({ type: event.type, object: asWire(event.object) });
-      }),
+    watch: (opts, listener, onEnd) =>
+      registry.watch(
+        def,
+        opts,
+        (event) => {
+          listener({ type: event.type, object: asWire(event.object) });
+        },
+        onEnd,
+      ),
   };
 }
 
@@ -197,6 +207,19 @@ export class ApiStore {
   /** The current resourceVersion (etcd revision). */
   get resourceVersion(): string {
     return String(this.registry.store.resourceVersion);
+  }
+
+  /** Every object and the resourceVersion counter now (an etcd backup); see `restore`. */
+  snapshot(): RegistrySnapshot {
+    return this.registry.snapshot();
+  }
+
+  /**
+   * Back to a snapshot, as after an etcd restore: objects and resourceVersion counter as they were, and
+   * every open watch ended with 410 Gone (Registry.restore).
+   */
+  restore(snapshot: RegistrySnapshot): void {
+    this.registry.restore(snapshot);
   }
 
   /** Drops all watch history: resuming a watch from any earlier resourceVersion then gets 410. */

@@ -51,7 +51,7 @@ export type { Identity, PolicyRule } from './auth.js';
 export type { ApiStore, ResourceClient, Wire, WireList, TypedWatchEvent, DeleteStatus } from './client.js';
 export type { FaultAction, FaultMatch, FaultRule } from './faults.js';
 export type { PatchType } from './patch.js';
-export type { DeleteOptions, ListOptions } from './registry.js';
+export type { DeleteOptions, ListOptions, RegistrySnapshot } from './registry.js';
 export type { RequestRecord } from './server.js';
 export type { Status, StatusCause, StatusReason } from './status.js';
 export type { WatchOptions, WatchEvent } from './watch.js';

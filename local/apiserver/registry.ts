@@ -17,7 +17,7 @@ import {
   deletedAnswer,
   markAsDeleting,
 } from './deletion.js';
-import { EventTtl } from './eventTtl.js';
+import { EventTtl, type EventTtlSnapshot } from './eventTtl.js';
 import { IdSource } from './ids.js';
 import {
   type Json,
@@ -60,7 +60,7 @@ import {
   invalid,
   notFound,
 } from './status.js';
-import { ObjectStore, storageKey } from './store.js';
+import { ObjectStore, storageKey, type StoreSnapshot } from './store.js';
 import { formatTime } from './timestamps.js';
 import { type Watch, type WatchEvent, type WatchOptions, Watchers } from './watch.js';
 
@@ -75,6 +75,12 @@ export interface RegistryOptions {
   readonly historyWindowMs?: number;
   readonly historyMinEvents?: number;
   readonly historyMaxEvents?: number;
+}
+
+/** What Registry.snapshot keeps: the store's objects and revision, and when each event expires. */
+export interface RegistrySnapshot {
+  readonly store: StoreSnapshot;
+  readonly eventTtl: EventTtlSnapshot;
 }
 
 export interface WriteOptions {
@@ -470,11 +476,35 @@ export class Registry {
 
   // --- watch ------------------------------------------------------------------------------------
 
-  watch(def: ResourceDef, options: WatchOptions, listener: (event: WatchEvent) => void): Watch {
+  /** A watch; `onEnd` is called if the server ends it (a restore ends every watch with 410 Gone). */
+  watch(
+    def: ResourceDef,
+    options: WatchOptions,
+    listener: (event: WatchEvent) => void,
+    onEnd?: () => void,
+  ): Watch {
     this.expireEvents();
     const namespace = def.namespaced ? (options.namespace ?? '') : '';
     const matches = objectMatcher(def, namespace, options.labelSelector, options.fieldSelector);
-    return this.watchers.open(def, namespace, options, matches, listener);
+    return this.watchers.open(def, namespace, options, matches, listener, onEnd);
+  }
+
+  // --- snapshots (an etcd backup) and restores ---------------------------------------------------
+
+  /** Every object, the resourceVersion counter and the events' expiry, now (ObjectStore.snapshot). */
+  snapshot(): RegistrySnapshot {
+    return { store: this.store.snapshot(), eventTtl: this.eventTtl.snapshot() };
+  }
+
+  /**
+   * Back to a snapshot, as kube-apiserver over an etcd restored from a backup: every object and the
+   * resourceVersion counter as they were (ObjectStore.restore), the events' expiry too; every open watch
+   * ends with 410 Gone. UIDs and generated names keep coming from where they are: a new object never
+   * takes an old one's UID.
+   */
+  restore(snapshot: RegistrySnapshot): void {
+    this.eventTtl.restore(snapshot.eventTtl);
+    this.store.restore(snapshot.store);
   }
 
   /** Sends a BOOKMARK at the current resourceVersion to every watch that asked for bookmarks. */

@@ -8,6 +8,11 @@
 // eventFreshDuration) is kept, older ones only while the bucket holds fewer than `historyMinEvents`,
 // and never more than `historyMaxEvents`. A watch from a resourceVersion older than the oldest kept
 // event gets "too old resource version" (410 Expired).
+//
+// An etcd restore (`nlc simulate`'s restoreApiServer): `snapshot()` keeps every object (they are frozen,
+// so a snapshot shares them) and the revision; `restore()` puts them back, the revision counter too, and
+// drops every bucket's history, so no watch can resume across it. Its listeners (the watch cache's
+// watchers) are told, and end their watches with 410 Gone.
 import type { Clock } from '../../shared/ports/clock.js';
 import { deepFreeze } from '../../shared/deepFreeze.js';
 import type { EpochMillis } from '../../shared/domain/types.js';
@@ -29,6 +34,21 @@ export interface StoredEvent {
 }
 
 export type StoreListener = (event: StoredEvent) => void;
+
+/** The store's objects and revision at one instant (ObjectStore.snapshot). */
+export interface StoreSnapshot {
+  readonly revision: number;
+  readonly buckets: ReadonlyMap<string, ReadonlyMap<string, Readonly<JsonObject>>>;
+}
+
+/** What a restore changed in one bucket: its objects before and after, by key. */
+export interface RestoredBucket {
+  readonly storage: string;
+  readonly before: ReadonlyMap<string, Readonly<JsonObject>>;
+  readonly after: ReadonlyMap<string, Readonly<JsonObject>>;
+}
+
+export type RestoreListener = (restored: readonly RestoredBucket[]) => void;
 
 export interface StoreOptions {
   readonly clock: Clock;
@@ -83,6 +103,9 @@ export class ObjectStore {
   private readonly buckets = new Map<string, Bucket>();
   private readonly queue: { event: StoredEvent; listeners: StoreListener[] }[] = [];
   private delivering = false;
+  private readonly restoreListeners = new Set<RestoreListener>();
+  /** Whether a snapshot was restored: resourceVersions past the revision then came from before it. */
+  private restored = false;
   private readonly clock: Clock;
   private readonly historyWindowMs: number;
   private readonly historyMinEvents: number;
@@ -279,6 +302,10 @@ export class ObjectStore {
       if (fromRevision < bucket.compactedRevision) {
         throw resourceExpired(`too old resource version: ${fromRevision} (${bucket.compactedRevision})`);
       }
+      // After a restore, a resourceVersion newer than the store's belongs to the history it undid.
+      if (this.restored && fromRevision > this.revision) {
+        throw resourceExpired(`too old resource version: ${fromRevision} (${this.revision})`);
+      }
       const replay = bucket.history.filter((event) => event.resourceVersion > fromRevision);
       this.queue.push(...replay.map((event) => ({ event, listeners: [listener] })));
     }
@@ -286,6 +313,50 @@ export class ObjectStore {
     this.drain();
     return () => {
       bucket.listeners.delete(listener);
+    };
+  }
+
+  /** Every object and the revision, now. Cheap: the objects are frozen and shared, not copied. */
+  snapshot(): StoreSnapshot {
+    const buckets = new Map<string, ReadonlyMap<string, Readonly<JsonObject>>>();
+    for (const [storage, bucket] of this.buckets) buckets.set(storage, new Map(bucket.objects));
+    return { revision: this.revision, buckets };
+  }
+
+  /**
+   * Back to a snapshot, as after an etcd restore: every object as it was then (created since: gone;
+   * deleted since: back; changed since: as before), the revision counter as it was, and no history, so
+   * resuming any watch gets 410. No watch event is sent for it; the restore listeners are told, with
+   * what changed in each bucket.
+   */
+  restore(snapshot: StoreSnapshot): void {
+    if (this.delivering) throw new Error('ObjectStore: cannot restore a snapshot while delivering events');
+    const restored: RestoredBucket[] = [];
+    const storages = new Set([...this.buckets.keys(), ...snapshot.buckets.keys()]);
+    for (const storage of storages) {
+      const bucket = this.bucket(storage);
+      const before = new Map(bucket.objects);
+      bucket.objects.clear();
+      for (const [key, obj] of snapshot.buckets.get(storage) ?? []) bucket.objects.set(key, obj);
+      bucket.sortedKeys = undefined;
+      for (const index of bucket.indexes.values()) {
+        index.keys.clear();
+        for (const [key, obj] of bucket.objects) indexAdd(index, index.valueOf(obj), key);
+      }
+      bucket.history.length = 0;
+      bucket.compactedRevision = snapshot.revision;
+      restored.push({ storage, before, after: new Map(bucket.objects) });
+    }
+    this.revision = snapshot.revision;
+    this.restored = true;
+    for (const listener of [...this.restoreListeners]) listener(restored);
+  }
+
+  /** Calls `listener` after each restore. Returns a function that stops it. */
+  onRestore(listener: RestoreListener): () => void {
+    this.restoreListeners.add(listener);
+    return () => {
+      this.restoreListeners.delete(listener);
     };
   }
 

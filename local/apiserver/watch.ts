@@ -1,11 +1,14 @@
 // Watches over the object store, as the watch cache serves them: synthetic ADDED events for the
 // current state (optionally ended by the initial-events-end BOOKMARK), then each change converted for
-// the watcher's selectors, and periodic BOOKMARKs for the watchers that asked for them.
+// the watcher's selectors, and periodic BOOKMARKs for the watchers that asked for them. When the store
+// is restored from a snapshot (an etcd restore), every open watch gets an ERROR event with a 410 Expired
+// Status and ends: its resourceVersion means nothing any more, and clients relist (client-go's reflector
+// does on 410), as kube-apiserver's watch cache ends its watchers when etcd's revision goes back.
 import { presentObject } from './codec.js';
 import { type JsonObject, child, setKey } from './json.js';
 import type { ObjectMatcher } from './listing.js';
 import { type ResourceDef, apiVersionOf } from './resources.js';
-import { badRequest } from './status.js';
+import { badRequest, resourceExpired } from './status.js';
 import type { ObjectStore, StoredEvent } from './store.js';
 
 export interface WatchOptions {
@@ -34,21 +37,47 @@ interface ActiveWatch {
   readonly def: ResourceDef;
   readonly bookmarks: boolean;
   readonly emit: (event: WatchEvent) => void;
+  /** The server ends the watch: no more events. */
+  readonly end: () => void;
+}
+
+/** The Status of the ERROR event a watch ends with when its history is gone (410 Expired). */
+export function expiredWatchStatus(): JsonObject {
+  const { kind, apiVersion, status, message, reason, code } = resourceExpired(
+    'The resourceVersion for the provided watch is too old.',
+  ).status;
+  return {
+    kind,
+    apiVersion,
+    metadata: {},
+    status,
+    message: message ?? '',
+    reason: reason ?? 'Expired',
+    code,
+  };
 }
 
 /** The open watches over one store. */
 export class Watchers {
   private readonly active = new Set<ActiveWatch>();
 
-  constructor(private readonly store: ObjectStore) {}
+  constructor(private readonly store: ObjectStore) {
+    store.onRestore(() => {
+      this.expireAll();
+    });
+  }
 
-  /** Opens a watch on `namespace` ('' for all) whose selectors `matches` checks. */
+  /**
+   * Opens a watch on `namespace` ('' for all) whose selectors `matches` checks. `onEnd` is called when
+   * the server ends it (after a restore), not when `stop()` is.
+   */
   open(
     def: ResourceDef,
     namespace: string,
     options: WatchOptions,
     matches: ObjectMatcher,
     listener: (event: WatchEvent) => void,
+    onEnd?: () => void,
   ): Watch {
     const rv = options.resourceVersion ?? '';
     const fromState = rv === '' || rv === '0';
@@ -57,7 +86,17 @@ export class Watchers {
       if (!/^\d+$/.test(rv)) throw badRequest(`invalid resource version: ${rv}`);
       from = Number(rv);
     }
-    const active: ActiveWatch = { def, bookmarks: options.allowWatchBookmarks === true, emit: listener };
+    let unsubscribe = (): void => undefined;
+    const active: ActiveWatch = {
+      def,
+      bookmarks: options.allowWatchBookmarks === true,
+      emit: listener,
+      end: () => {
+        unsubscribe();
+        this.active.delete(active);
+        onEnd?.();
+      },
+    };
     const onEvent = (event: StoredEvent) => {
       const converted = toWatchEvent(def, event, matches);
       if (converted !== undefined) listener(converted);
@@ -73,7 +112,7 @@ export class Watchers {
         });
       }
     }
-    const unsubscribe = this.store.watch(def.storage, from, onEvent);
+    unsubscribe = this.store.watch(def.storage, from, onEvent);
     this.active.add(active);
     return {
       stop: () => {
@@ -81,6 +120,14 @@ export class Watchers {
         this.active.delete(active);
       },
     };
+  }
+
+  /** Ends every open watch with an ERROR event carrying 410 Expired (after a restore). */
+  private expireAll(): void {
+    for (const active of [...this.active]) {
+      active.emit({ type: 'ERROR', object: expiredWatchStatus() });
+      active.end();
+    }
   }
 
   /** Sends a BOOKMARK at the current resourceVersion to every watch that asked for bookmarks. */

@@ -40,6 +40,8 @@ export function serveWatch(
     stopWatch?: () => void;
     timer?: NodeJS.Timeout;
     untrack?: () => void;
+    /** The server ended the watch before the stream started: end it once it has. */
+    endAfterStart?: boolean;
   } = { started: false, closed: false, cutting: false, sent: 0, buffered: [] };
   const finish = (mode: 'reset' | 'end') => {
     if (stream.closed) return;
@@ -68,8 +70,9 @@ export function serveWatch(
     res.write(line);
   };
   const write = (event: WatchEvent) => {
-    // A stalled stream drops what it would have sent (faults.ts stallWatches): nothing is replayed.
-    if (faults.stalled(info)) return;
+    // A stalled stream drops what it would have sent (faults.ts stallWatches): nothing is replayed. The
+    // ERROR a watch ends with (a restore's 410) is sent all the same, as the stream is closed anyway.
+    if (event.type !== 'ERROR' && faults.stalled(info)) return;
     const line = `${JSON.stringify(event)}\n`;
     if (stream.started) send(line);
     else stream.buffered.push(line);
@@ -98,6 +101,11 @@ export function serveWatch(
         sendInitialEvents: boolParam(params.get('sendInitialEvents')),
       },
       write,
+      // The server ends it (a restore): the ERROR is written, then the stream closes cleanly.
+      () => {
+        if (stream.started) finish('end');
+        else stream.endAfterStart = true;
+      },
     );
     stream.stopWatch = () => {
       watch.stop();
@@ -130,5 +138,6 @@ export function serveWatch(
     return 200;
   }
   for (const line of stream.buffered.splice(0)) send(line);
+  if (stream.endAfterStart === true) finish('end');
   return 200;
 }

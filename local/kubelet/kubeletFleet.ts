@@ -6,6 +6,13 @@
 // One watch on pods and one on nodes serve every kubelet (a real kubelet watches its own pods with a
 // spec.nodeName field selector; one shared watch is the same events, filtered here). Watch delivery is
 // synchronous; everything a kubelet does in response is a timer at Priority.Kubelet.
+//
+// When the API server ends the watches with 410 Gone (its store restored from a snapshot: an etcd
+// restore), the fleet relists and watches again, as the kubelets' informers do: a node or pod gone from
+// the list is deleted for its kubelet, one back or changed is seen again. The kubelets keep running; their
+// next writes, from copies newer than the restored objects, conflict and are retried on a fresh read, as
+// upstream's. A node that comes back after its kubelet went with it (deleted, then restored) gets a
+// kubelet again, stopped (its machine was removed): startKubelet brings it up.
 import type { V1DaemonSet, V1Node, V1Pod } from '@kubernetes/client-node';
 import { KubeletNotFoundError } from '../../shared/errors.js';
 import type { ConditionStatus, Millis } from '../../shared/domain/types.js';
@@ -108,7 +115,10 @@ export class KubeletFleet {
   private readonly podsByNode = new Map<string, Map<string, Wire<V1Pod>>>();
   /** Every Node as the node watch last delivered it (the kubelets' informer cache). */
   private readonly nodes = new Map<string, Wire<V1Node>>();
-  private readonly watches: { stop(): void }[];
+  private nodeWatch: { stop(): void };
+  private podWatch: { stop(): void };
+  /** The registrations of the kubelets removed with their Node (for a Node a restore brings back). */
+  private readonly removed = new Map<string, NodeRegistration>();
   private nodeAddresses = 0;
   private podAddresses = 0;
 
@@ -129,17 +139,8 @@ export class KubeletFleet {
     }
     this.onApiError = options.onApiError ?? (() => undefined);
     // Watches from the current state: objects that exist already arrive as ADDED first.
-    this.watches = [
-      this.store.nodes.watch({}, (event) => {
-        const name = event.object.metadata?.name ?? '';
-        if (event.type === 'ADDED' || event.type === 'MODIFIED') this.nodes.set(name, event.object);
-        else if (event.type === 'DELETED') this.onNodeDeleted(event.object);
-      }),
-      this.store.pods.watch({}, (event) => {
-        if (event.type === 'ADDED' || event.type === 'MODIFIED' || event.type === 'DELETED')
-          this.onPodEvent(event.type, event.object);
-      }),
-    ];
+    this.nodeWatch = this.watchNodes(undefined);
+    this.podWatch = this.watchPods(undefined);
   }
 
   /** The kubelets, in the order their nodes were added. */
@@ -257,7 +258,8 @@ export class KubeletFleet {
 
   /** Stops the watches and every kubelet's timers; the store keeps its objects. */
   close(): void {
-    for (const watch of this.watches) watch.stop();
+    this.nodeWatch.stop();
+    this.podWatch.stop();
     for (const kubelet of this.byNode.values()) kubelet.stop();
     this.byNode.clear();
     this.podsByNode.clear();
@@ -375,6 +377,77 @@ export class KubeletFleet {
     if (kubelet === undefined) return;
     kubelet.nodeDeleted(node);
     this.byNode.delete(name);
+    this.removed.set(name, kubelet.registration);
+  }
+
+  // --- the watches, and the relists when the server ends them ---------------------------------------
+
+  /** The node watch, from the current state (`resourceVersion` undefined) or after a list. */
+  private watchNodes(resourceVersion: string | undefined): { stop(): void } {
+    return this.store.nodes.watch(
+      resourceVersion === undefined ? {} : { resourceVersion },
+      (event) => {
+        const name = event.object.metadata?.name ?? '';
+        if (event.type === 'ADDED' || event.type === 'MODIFIED') this.nodes.set(name, event.object);
+        else if (event.type === 'DELETED') this.onNodeDeleted(event.object);
+      },
+      () => {
+        this.nodeWatch = this.relistNodes();
+      },
+    );
+  }
+
+  private watchPods(resourceVersion: string | undefined): { stop(): void } {
+    return this.store.pods.watch(
+      resourceVersion === undefined ? {} : { resourceVersion },
+      (event) => {
+        if (event.type === 'ADDED' || event.type === 'MODIFIED' || event.type === 'DELETED')
+          this.onPodEvent(event.type, event.object);
+      },
+      () => {
+        this.podWatch = this.relistPods();
+      },
+    );
+  }
+
+  /** The node watch ended (410 Gone): list, apply what differs, watch again from the list. */
+  private relistNodes(): { stop(): void } {
+    const list = this.store.nodes.list();
+    const listed = new Map(list.items.map((node) => [node.metadata?.name ?? '', node] as const));
+    for (const [name, cached] of [...this.nodes]) {
+      const now = listed.get(name);
+      // Gone, or another object under the same name: deleted for its kubelet.
+      if (now === undefined || now.metadata?.uid !== cached.metadata?.uid) this.onNodeDeleted(cached);
+    }
+    for (const [name, node] of listed) {
+      this.nodes.set(name, node);
+      const registration = this.removed.get(name);
+      if (this.byNode.has(name) || registration === undefined) continue;
+      this.removed.delete(name);
+      this.newKubelet(registration, 'stopped');
+    }
+    return this.watchNodes(list.metadata.resourceVersion);
+  }
+
+  /** The pod watch ended (410 Gone): list, apply what differs, watch again from the list. */
+  private relistPods(): { stop(): void } {
+    const list = this.store.pods.list();
+    const key = (pod: Wire<V1Pod>): string => `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`;
+    const listed = new Map(list.items.map((pod) => [key(pod), pod] as const));
+    for (const [nodeName, pods] of [...this.podsByNode]) {
+      for (const cached of [...pods.values()]) {
+        const now = listed.get(key(cached));
+        const same =
+          now !== undefined &&
+          now.metadata?.uid === cached.metadata?.uid &&
+          now.spec?.nodeName === nodeName &&
+          // A deletion undone (the pod is back from before it): its kubelet must not confirm it.
+          (cached.metadata?.deletionTimestamp === undefined || now.metadata?.deletionTimestamp !== undefined);
+        if (!same) this.onPodEvent('DELETED', cached);
+      }
+    }
+    for (const pod of listed.values()) this.onPodEvent('MODIFIED', pod);
+    return this.watchPods(list.metadata.resourceVersion);
   }
 
   private onPodEvent(type: 'ADDED' | 'MODIFIED' | 'DELETED', pod: Wire<V1Pod>): void {

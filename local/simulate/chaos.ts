@@ -4,8 +4,10 @@
 // at-least-once), each copy after a random delay up to maxDelay (delivery latency, retries upstream of
 // the function), and each delivery attempt fails with probability `failures` before the function runs
 // (a throttle, a crashed sandbox); a failed delivery is retried as Lambda retries an asynchronous
-// invocation (1 and 2 minutes later), then goes to the dead-letter queue. What happens inside a run
-// (the drainer's waits) is not a delivery.
+// invocation (1 and 2 minutes later), then goes to the dead-letter queue. With `deadLetter`, a delivery
+// goes to the dead-letter queue outright, without a run or a retry (a target EventBridge could not
+// invoke, an event older than the target's maximum age). What happens inside a run (the drainer's
+// waits) is not a delivery.
 import { ConfigError, type ConfigIssue } from '../../shared/errors.js';
 import { formatDuration, parseDuration } from '../../shared/duration.js';
 import type { Millis } from '../../shared/domain/types.js';
@@ -17,6 +19,11 @@ export interface ChaosSettings {
   readonly maxDelayMs: Millis;
   /** Probability that a delivery attempt fails before the function runs. */
   readonly failures: number;
+  /**
+   * Probability that a delivery is dead-lettered outright: no run, no retry. Absent: 0 (added after
+   * the other keys; a run without it draws exactly as before).
+   */
+  readonly deadLetter?: number;
   readonly seed: number;
 }
 
@@ -28,11 +35,11 @@ export const DefaultChaos: ChaosSettings = Object.freeze({
   seed: 1,
 });
 
-const keys = ['duplicates', 'maxDelay', 'failures', 'seed'] as const;
+const keys = ['duplicates', 'maxDelay', 'failures', 'deadLetter', 'seed'] as const;
 
 /**
- * Parses `duplicates=N,maxDelay=D,failures=P,seed=S` (any subset, any order; the rest from
- * DefaultChaos). Throws one ConfigError naming every bad key.
+ * Parses `duplicates=N,maxDelay=D,failures=P,deadLetter=Q,seed=S` (any subset, any order; the rest from
+ * DefaultChaos, deadLetter 0). Throws one ConfigError naming every bad key.
  *
  * @example parseChaos('duplicates=3,maxDelay=30s,failures=0.1,seed=7')
  */
@@ -68,17 +75,21 @@ export function parseChaos(spec: string, flag = '--chaos'): ChaosSettings {
   };
   const duplicates = integer('duplicates', 1, 100, DefaultChaos.duplicates);
   const seed = integer('seed', 0, 2 ** 32 - 1, DefaultChaos.seed);
-  let failures = DefaultChaos.failures;
-  const rawFailures = values.get('failures');
-  if (rawFailures !== undefined) {
-    const p = Number(rawFailures);
-    if (rawFailures === '' || !Number.isFinite(p) || p < 0 || p > 1) {
+  const probability = (key: string): number | undefined => {
+    const raw = values.get(key);
+    if (raw === undefined) return undefined;
+    const p = Number(raw);
+    if (raw === '' || !Number.isFinite(p) || p < 0 || p > 1) {
       issues.push({
-        path: `${flag} failures`,
-        message: `expected a probability from 0 to 1, got ${JSON.stringify(rawFailures)}`,
+        path: `${flag} ${key}`,
+        message: `expected a probability from 0 to 1, got ${JSON.stringify(raw)}`,
       });
-    } else failures = p;
-  }
+      return undefined;
+    }
+    return p;
+  };
+  const failures = probability('failures') ?? DefaultChaos.failures;
+  const deadLetter = probability('deadLetter');
   let maxDelayMs = DefaultChaos.maxDelayMs;
   const rawDelay = values.get('maxDelay');
   if (rawDelay !== undefined) {
@@ -97,12 +108,13 @@ export function parseChaos(spec: string, flag = '--chaos'): ChaosSettings {
     }
   }
   if (issues.length > 0) throw new ConfigError(issues);
-  return { duplicates, maxDelayMs, failures, seed };
+  return { duplicates, maxDelayMs, failures, ...(deadLetter !== undefined && { deadLetter }), seed };
 }
 
-/** The settings as `--chaos` reads them back. */
+/** The settings as `--chaos` reads them back; deadLetter only when not 0 (as printed before it existed). */
 export function formatChaos(settings: ChaosSettings): string {
-  return `duplicates=${settings.duplicates},maxDelay=${formatDuration(settings.maxDelayMs)},failures=${settings.failures},seed=${settings.seed}`;
+  const deadLetter = (settings.deadLetter ?? 0) > 0 ? `,deadLetter=${settings.deadLetter ?? 0}` : '';
+  return `duplicates=${settings.duplicates},maxDelay=${formatDuration(settings.maxDelayMs)},failures=${settings.failures}${deadLetter},seed=${settings.seed}`;
 }
 
 /** mulberry32: a small seeded PRNG, so a run repeats from its seed. */
@@ -119,11 +131,14 @@ export function seededRandom(seed: number): () => number {
 
 /** Counts of what the bus and Lambda did (with or without chaos). */
 export interface DeliveryStats {
-  /** Delivery attempts: copies and retries, failed ones included. */
+  /** Delivery attempts: copies and retries, failed ones included (not the outright dead-lettered). */
   readonly deliveries: number;
   /** Attempts that failed (injected, or the function threw). */
   readonly failures: number;
-  /** Deliveries given up on after Lambda's retries: what the dead-letter queue would hold. */
+  /**
+   * Deliveries given up on after Lambda's retries, and (`deadLetter`) those dead-lettered outright:
+   * what the dead-letter queue would hold.
+   */
   readonly deadLettered: number;
 }
 
@@ -148,5 +163,14 @@ export class DeliveryChaos {
   /** Whether this attempt fails before the function runs. */
   fails(): boolean {
     return this.settings.failures > 0 && this.random() < this.settings.failures;
+  }
+
+  /**
+   * Whether this delivery goes to the dead-letter queue outright. Draws nothing when deadLetter is 0,
+   * so such a run draws (and prints) exactly what a run without the key does.
+   */
+  deadLetters(): boolean {
+    const p = this.settings.deadLetter ?? 0;
+    return p > 0 && this.random() < p;
   }
 }

@@ -69,6 +69,12 @@ function podFromFields(name: string, node: string, fields: PodFields): Simulated
   };
 }
 
+/** The names a ClusterModel held at one point of the timeline (restoreApiServer brings them back). */
+export interface ClusterSnapshot {
+  readonly nodes: readonly string[];
+  readonly pods: readonly string[];
+}
+
 /**
  * The cluster as the timeline goes: which nodes and pods exist. Sets keep creation order (a name added
  * again after its deletion comes last) and answer "exists?" at once: a scenario may hold thousands.
@@ -145,6 +151,18 @@ export class ClusterModel {
 
   removePods(keys: readonly string[]): void {
     for (const key of keys) this.pods.delete(key);
+  }
+
+  snapshot(): ClusterSnapshot {
+    return { nodes: [...this.nodes], pods: [...this.pods] };
+  }
+
+  /** Back to a snapshot: what was created since is gone, what was deleted since is back. */
+  restore(snapshot: ClusterSnapshot): void {
+    this.nodes.clear();
+    this.pods.clear();
+    for (const name of snapshot.nodes) this.nodes.add(name);
+    for (const key of snapshot.pods) this.pods.add(key);
   }
 }
 

@@ -13,7 +13,8 @@
 //   doNoExecuteTaintingPass does within the next 100 ms.
 // - Failures: a function that throws is retried as Lambda retries an asynchronous invoke, 1 minute and
 //   then 2 minutes later, then dead-lettered; every failure is a diagnostic. With `chaos` (chaos.ts),
-//   every delivery is duplicated, delayed and failed at random as well.
+//   every delivery is duplicated, delayed and failed at random as well, and (deadLetter) some are
+//   dead-lettered outright.
 // - The drainer runs as deployed: on its schedule and when the monitor starts it (something due within
 //   the next nodeMonitorPeriod), and a run waits for the next item that becomes due within its budget
 //   (shared/app/drainerScheduling.ts drainerWaitBudget, nextWait). A Lambda waits in process; here the
@@ -79,7 +80,7 @@ export function describeError(error: unknown): string {
 
 /** What one invocation gets: a relay event as it travels, a schedule's event, or the monitor's invoke. */
 type Payload =
-  | { readonly kind: 'relay'; readonly json: string }
+  | { readonly kind: 'relay'; readonly json: string; readonly origin: BusEvent['origin'] }
   | { readonly kind: 'schedule'; readonly envelope: Readonly<Record<string, unknown>> }
   | { readonly kind: 'invoke'; readonly invocation: DrainerInvocation };
 
@@ -115,6 +116,34 @@ export interface SimulatedControllerOptions {
   readonly chaos?: ChaosSettings;
   /** Every decision the functions record (the Decisions trail), as it is recorded. */
   readonly onDecision?: (decision: DecisionRecord) => void;
+  /** Every event the bus carries, as it is published (BusEvent). */
+  readonly onBusEvent?: (event: BusEvent) => void;
+  /** Every invocation, as its function starts (not a delivery that failed or was dead-lettered). */
+  readonly onInvocation?: (invocation: Invocation) => void;
+}
+
+/** A function run, for tests and tools: which function, and what started it. */
+export interface Invocation {
+  readonly function: string;
+  /** `relay`, `injected`: a bus event (detailType says which); `schedule`; `invoke`: the monitor's. */
+  readonly origin: BusEvent['origin'] | 'schedule' | 'invoke';
+  readonly detailType?: string;
+  /** 1 for the first attempt, 2 and 3 for Lambda's retries. */
+  readonly attempt: number;
+}
+
+/**
+ * An event the bus carried, as EventBridge hands it to its targets: for tests and tools that watch
+ * what reaches the functions (the controller never sees this).
+ */
+export interface BusEvent {
+  readonly detailType: string;
+  /** The detail as on the wire (parsed from the JSON the functions get): the caller's own copy. */
+  readonly detail: unknown;
+  /** `relay`: published by the relay; `injected`: by the scenario (injectEvent). */
+  readonly origin: 'relay' | 'injected';
+  /** The functions serverless.yml's rules route it to, in the rules' order. */
+  readonly targets: readonly string[];
 }
 
 export interface SimulatedController {
@@ -128,6 +157,13 @@ export interface SimulatedController {
   eventsPublished(): number;
   /** Delivery attempts, failures and dead-lettered deliveries so far. */
   deliveries(): DeliveryStats;
+  /**
+   * Publishes an event on the bus as the relay's role could (injectEvent): `detail` as given, never
+   * validated, in EventBridge's envelope, routed by the rules and delivered as the relay's events are.
+   */
+  inject(detailType: string, detail: unknown): void;
+  /** The wire detail of the last Heartbeat Digest (part) the relay published; undefined before any. */
+  lastDigestDetail(): unknown;
 }
 
 function wrongEvent(fn: string, event: RelayEvent): EventParseError {
@@ -334,6 +370,12 @@ export function createSimulatedController(options: SimulatedControllerOptions): 
       scheduler.at(resumeAt, handler.priority, () => step(resume));
     };
     scheduler.at(at, handler.priority, () => {
+      // Drawn only with deadLetter > 0, and before the attempt's own draw: without it, the same draws.
+      if (number === 1 && chaos?.deadLetters() === true) {
+        stats.deadLettered++;
+        diagnose('warn', fn, 'chaos: the delivery was dead-lettered without a run', { deadLettered: true });
+        return undefined;
+      }
       stats.deliveries++;
       if (chaos?.fails() === true) {
         retryOrDeadLetter(fn, payload, number, (fields) => {
@@ -342,9 +384,48 @@ export function createSimulatedController(options: SimulatedControllerOptions): 
         return undefined;
       }
       invocations[fn] = (invocations[fn] ?? 0) + 1;
+      if (options.onInvocation !== undefined) {
+        const routed = payload.kind === 'relay' ? routedJson.get(payload) : undefined;
+        const detailType =
+          typeof routed === 'object' && routed !== null
+            ? (routed as Record<string, unknown>)['detail-type']
+            : undefined;
+        options.onInvocation({
+          function: fn,
+          origin: payload.kind === 'relay' ? payload.origin : payload.kind,
+          ...(typeof detailType === 'string' && { detailType }),
+          attempt: number,
+        });
+      }
       return step(() => handler.handle(payload));
     });
   }
+
+  /** Routes an event as it travels (its JSON) by the rules and delivers it to each target. */
+  function route(json: string, origin: BusEvent['origin']): void {
+    const payload: Payload = { kind: 'relay', json, origin };
+    const routed: unknown = JSON.parse(json);
+    routedJson.set(payload, routed);
+    const targets = targetsOf(routed, rules);
+    if (options.onBusEvent !== undefined) {
+      const copy = JSON.parse(json) as { 'detail-type'?: unknown; detail?: unknown };
+      options.onBusEvent({ detailType: String(copy['detail-type']), detail: copy.detail, origin, targets });
+    }
+    for (const fn of targets) deliver(fn, payload);
+  }
+
+  /** EventBridge's envelope of an event the relay's role puts: the JSON its targets get. */
+  const relayEnvelope = (id: number, detailType: string, detail: unknown): string =>
+    JSON.stringify({
+      ...envelopeBase,
+      id: `simulate-${id}`,
+      'detail-type': detailType,
+      source: RelaySource,
+      time: new Date(scheduler.now()).toISOString(),
+      resources: [],
+      detail,
+    });
+  let lastDigest: unknown;
 
   const bus: EventSink = {
     publish(events) {
@@ -352,15 +433,12 @@ export function createSimulatedController(options: SimulatedControllerOptions): 
       events.forEach((event, index) => {
         let json: string;
         try {
-          json = JSON.stringify({
-            ...envelopeBase,
-            id: `simulate-${++envelopes}`,
-            'detail-type': event.detailType,
-            source: RelaySource,
-            time: new Date(scheduler.now()).toISOString(),
-            resources: [],
-            detail: encodeDetail(event),
-          });
+          // The id first: an event that cannot be encoded still used one, as it always has.
+          const id = ++envelopes;
+          const detail = encodeDetail(event);
+          json = relayEnvelope(id, event.detailType, detail);
+          // Kept as encoded (never changed: encoded digests are shared), for injectEvent's replays.
+          if (event.detailType === HeartbeatDigestDetailType) lastDigest = detail;
         } catch (error) {
           // A relay bug (the event breaks its own contract): reported, never delivered.
           failed.push({ index, event, code: 'EncodeError', message: describeError(error), permanent: true });
@@ -368,10 +446,7 @@ export function createSimulatedController(options: SimulatedControllerOptions): 
           return;
         }
         published++;
-        const payload: Payload = { kind: 'relay', json };
-        const routed: unknown = JSON.parse(json);
-        routedJson.set(payload, routed);
-        for (const fn of targetsOf(routed, rules)) deliver(fn, payload);
+        route(json, 'relay');
       });
       return Promise.resolve({
         sent: events.length - failed.length,
@@ -397,5 +472,9 @@ export function createSimulatedController(options: SimulatedControllerOptions): 
     invocations,
     eventsPublished: () => published,
     deliveries: () => ({ ...stats }),
+    inject(detailType, detail) {
+      route(relayEnvelope(++envelopes, detailType, detail), 'injected');
+    },
+    lastDigestDetail: () => lastDigest,
   };
 }

@@ -180,9 +180,9 @@ export type NodeReadyStatus = ConditionStatus | '' | 'Deleted';
 
 /**
  * Watches the store and reports every node as it is added, every change of a node's Ready status by
- * anyone (the kubelets' too, which are not timeline records) and every node deleted: what a picture of
- * the run (`nlc simulate --report`) needs besides the controller's records. Returns a function that
- * stops watching.
+ * anyone (the kubelets' too, which are not timeline records, and a restore's) and every node deleted:
+ * what a picture of the run (`nlc simulate --report`) needs besides the controller's records. Returns a
+ * function that stops watching.
  *
  * @example
  * const stop = observeNodeReady(api.registry, (node, ready) => lanes.set(node, ready));
@@ -195,10 +195,27 @@ export function observeNodeReady(
     const status = conditions(obj, 'status', 'conditions').find((c) => c.type === 'Ready')?.status ?? '';
     return STATUSES.includes(status) ? (status as ConditionStatus) : '';
   };
-  return registry.store.watch(nodes.storage, undefined, (event) => {
+  const stopWatching = registry.store.watch(nodes.storage, undefined, (event) => {
     const node = text(event.object, 'metadata', 'name');
     if (event.type === 'DELETED') emit(node, 'Deleted');
     else if (event.type === 'ADDED' || ready(event.object) !== ready(event.previous))
       emit(node, ready(event.object));
   });
+  // A restore (restoreApiServer) changes objects without watch events: what it changed, the same way.
+  const stopRestores = registry.store.onRestore((restored) => {
+    for (const { storage, before, after } of restored) {
+      if (storage !== nodes.storage) continue;
+      for (const [key, was] of before) {
+        if (!after.has(key)) emit(text(was, 'metadata', 'name'), 'Deleted');
+      }
+      for (const [key, now] of after) {
+        const was = before.get(key);
+        if (was === undefined || ready(now) !== ready(was)) emit(text(now, 'metadata', 'name'), ready(now));
+      }
+    }
+  });
+  return () => {
+    stopWatching();
+    stopRestores();
+  };
 }

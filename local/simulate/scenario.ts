@@ -15,7 +15,7 @@ import { ConfigError, ScenarioError } from '../../shared/errors.js';
 import { describeInput } from '../../shared/wireFormat.js';
 import type { SimulatedNode } from '../kubelet/kubeletFleet.js';
 import type { SimulatedPod } from '../kubelet/pods.js';
-import { ClusterModel, expandNodes, newIssues, type Issues } from './clusterModel.js';
+import { ClusterModel, expandNodes, newIssues, type ClusterSnapshot, type Issues } from './clusterModel.js';
 import {
   ActionSchemas,
   NodeEntrySchema,
@@ -34,8 +34,15 @@ import {
 } from './scenarioTypes.js';
 
 export { formatPath, globToRegExp, isGlob } from './scenarioSchema.js';
-export { DefaultScenarioStart, ScenarioActionKinds, StallableResources } from './scenarioTypes.js';
+export {
+  DefaultScenarioStart,
+  InjectableDetailTypes,
+  ScenarioActionKinds,
+  StallableResources,
+} from './scenarioTypes.js';
 export type {
+  InjectableDetailType,
+  InjectEventAction,
   NodeTargetAction,
   Scenario,
   ScenarioAction,
@@ -105,18 +112,64 @@ function resolveAction(
     case 'stopRelay':
     case 'startRelay':
       return read(ActionSchemas[kind]) === undefined ? undefined : { kind };
+    case 'restartRelay': {
+      const restart = read(ActionSchemas.restartRelay);
+      return restart === undefined ? undefined : { kind, clockSkew: restart.clockSkew ?? 0 };
+    }
+    case 'relayClockStep': {
+      const step = read(ActionSchemas.relayClockStep);
+      return step === undefined ? undefined : { kind, step };
+    }
     case 'stallWatch': {
       const stall = read(ActionSchemas.stallWatch);
       return stall === undefined ? undefined : { kind, resource: stall.resource, duration: stall.for };
     }
+    case 'injectEvent': {
+      const event = read(ActionSchemas.injectEvent);
+      if (event === undefined) return undefined;
+      // Checked again when it happens (a pod may have been evicted by then): here, against the nodes
+      // and pods the timeline makes.
+      if (event.detailType === 'Node Changed' && !model.hasNode(event.node)) {
+        issues.add([...path, 'detail', 'node', 'name'], `no node ${JSON.stringify(event.node)}`);
+        return undefined;
+      }
+      if (event.detailType === 'Pod Changed') {
+        const key = `${event.pod.namespace}/${event.pod.name}`;
+        if (!model.pods.has(key)) {
+          issues.add([...path, 'detail', 'pod', 'name'], `no pod ${JSON.stringify(key)}`);
+          return undefined;
+        }
+      }
+      return { kind, ...event };
+    }
+    case 'restoreApiServer': {
+      const back = read(ActionSchemas.restoreApiServer);
+      return back === undefined ? undefined : { kind, back };
+    }
   }
+}
+
+/** How many leading characters two texts share. */
+function commonPrefix(a: string, b: string): number {
+  let n = 0;
+  while (n < a.length && n < b.length && a[n] === b[n]) n++;
+  return n;
 }
 
 function suggestAction(key: string): string {
   const lower = key.toLowerCase();
-  const close = ScenarioActionKinds.find(
-    (k) => k.toLowerCase() === lower || k.toLowerCase().startsWith(lower.slice(0, 4)),
-  );
+  // The action sharing the longest start with the key (at least 4 characters), the first of a tie:
+  // several begin alike (stopKubelet and stopRelay, startKubelet and startRelay; restartRelay and
+  // restoreApiServer).
+  let close: ScenarioActionKind | undefined;
+  let best = 3;
+  for (const kind of ScenarioActionKinds) {
+    const shared = kind.toLowerCase() === lower ? Infinity : commonPrefix(kind.toLowerCase(), lower);
+    if (shared > best) {
+      best = shared;
+      close = kind;
+    }
+  }
   return close === undefined
     ? `unknown action ${JSON.stringify(key)} (actions: ${ScenarioActionKinds.join(', ')})`
     : `unknown action ${JSON.stringify(key)}; did you mean ${close}?`;
@@ -226,8 +279,29 @@ export function scenarioFromObject(doc: unknown, source?: string): Scenario {
     .filter((e): e is RawEntry => e !== undefined);
   // Stable: entries at one offset keep the file's order (the actions at t happen in the file's order).
   const sorted = [...raw].sort((a, b) => a.at - b.at || a.index - b.index);
+  // restoreApiServer brings back the nodes and pods of an earlier instant: the names that exist then are
+  // kept as the timeline passes that instant (before its actions: the state an instant starts with).
+  const restoreTo = new Map<RawEntry, Millis>();
+  for (const entry of sorted) {
+    if (entry.kind !== 'restoreApiServer') continue;
+    const back = ActionSchemas.restoreApiServer.safeParse(entry.value);
+    if (!back.success) continue; // reported when the entry is resolved
+    if (back.data > entry.at) {
+      issues.add(
+        ['timeline', entry.index, 'restoreApiServer'],
+        `expected at most ${formatDuration(entry.at)} (there is no state before the start), got ${describeInput(entry.value)}`,
+      );
+      continue;
+    }
+    restoreTo.set(entry, entry.at - back.data);
+  }
+  const instants = [...new Set(restoreTo.values())].sort((a, b) => a - b);
+  const snapshots = new Map<Millis, ClusterSnapshot>();
   const timeline: TimelineEntry[] = [];
   for (const entry of sorted) {
+    while (instants.length > 0 && (instants[0] ?? Infinity) <= entry.at) {
+      snapshots.set(instants.shift() ?? 0, model.snapshot());
+    }
     if (duration !== undefined && entry.at > duration) {
       issues.add(
         ['timeline', entry.index, 'at'],
@@ -240,6 +314,9 @@ export function scenarioFromObject(doc: unknown, source?: string): Scenario {
       entry.kind,
     ]);
     if (action !== undefined) timeline.push({ at: entry.at, index: entry.index, action });
+    const to = restoreTo.get(entry);
+    const snapshot = to === undefined ? undefined : snapshots.get(to);
+    if (action?.kind === 'restoreApiServer' && snapshot !== undefined) model.restore(snapshot);
   }
   if (issues.list.length > 0 || config === undefined || duration === undefined) {
     throw new ScenarioError(issues.list, source);

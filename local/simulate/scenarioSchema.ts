@@ -13,7 +13,7 @@ import {
   isLabelValue,
   parseWireTime,
 } from '../../shared/wireFormat.js';
-import { StallableResources, type ScenarioActionKind } from './scenarioTypes.js';
+import { InjectableDetailTypes, StallableResources, type ScenarioActionKind } from './scenarioTypes.js';
 
 // ---------------------------------------------------------------------------------------------------
 // Field schemas (structure and values; references between fields are checked afterwards)
@@ -160,6 +160,134 @@ function requiredDuration(min: 'positive' | 'nonNegative', example: string) {
   });
 }
 
+/** The largest relayClockSkew (and restartRelay clockSkew, relayClockStep) either way. */
+export const MaxRelayClockSkew: Millis = 3_600_000;
+
+/** A signed duration ("-2m", "+90s", or seconds) of at most an hour either way; `what` names it. */
+function signedHourAtMost(what: 'skew' | 'step') {
+  return z.unknown().transform((input, ctx): Millis => {
+    const result = durationSchema('any').safeParse(input);
+    if (!result.success) {
+      ctx.addIssue({
+        code: 'custom',
+        message:
+          input === undefined
+            ? `missing: a signed duration, e.g. "-2m" or "+90s"`
+            : `expected a signed duration like "-2m", "+90s" or a number of seconds, got ${describeInput(input)}`,
+      });
+      return z.NEVER;
+    }
+    if (Math.abs(result.data) > MaxRelayClockSkew) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `expected a ${what} of at most 1h either way, got ${describeInput(input)}`,
+      });
+      return z.NEVER;
+    }
+    return result.data;
+  });
+}
+
+/** A signed duration ("-2m", "+90s", or seconds) of at most an hour either way. */
+export const RelayClockSkewSchema = signedHourAtMost('skew');
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * injectEvent: the detail type, and the fields to merge over the detail the relay would send, which are
+ * not validated (the functions must face whatever a forger sends) beyond naming what the event is about:
+ * `detail.node.name` for a Node Changed, `detail.pod.name` (and `detail.pod.namespace`, `default` when
+ * absent) for a Pod Changed.
+ */
+const InjectEventSchema = z
+  .strictObject(
+    {
+      detailType: z.enum(InjectableDetailTypes, {
+        error: (iss) =>
+          iss.input === undefined
+            ? 'missing: "Node Changed", "Pod Changed" or "Heartbeat Digest"'
+            : invalid('"Node Changed", "Pod Changed" or "Heartbeat Digest"')(iss),
+      }),
+      detail: z
+        .custom<Record<string, unknown>>(isPlainObject, {
+          error: invalid("an object: the fields to set in the event's detail"),
+        })
+        .optional(),
+    },
+    { error: invalid('{detailType, detail}') },
+  )
+  .transform((value, ctx) => {
+    const detail = value.detail ?? {};
+    /** `detail.<key>.name` (and `.namespace` for a pod), each checked, or undefined with an issue. */
+    const subject = (key: 'node' | 'pod'): Record<string, unknown> | undefined => {
+      const inner = detail[key];
+      const example = key === 'node' ? '{node: {name: a-1}}' : '{pod: {name: web-1}}';
+      if (inner === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['detail', key, 'name'],
+          message: `missing: the ${key} the event is about, e.g. detail: ${example}`,
+        });
+        return undefined;
+      }
+      if (!isPlainObject(inner)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['detail', key],
+          message: `expected an object with the ${key}'s name, e.g. ${example}, got ${describeInput(inner)}`,
+        });
+        return undefined;
+      }
+      return inner;
+    };
+    const read = <S extends z.ZodType>(schema: S, input: unknown, path: readonly PropertyKey[]) => {
+      const result = schema.safeParse(input);
+      if (result.success) return result.data;
+      for (const issue of result.error.issues) {
+        ctx.addIssue({ code: 'custom', path: [...path, ...issue.path], message: messageOf(issue) });
+      }
+      return undefined;
+    };
+    switch (value.detailType) {
+      case 'Node Changed': {
+        const node = subject('node');
+        if (node === undefined) return z.NEVER;
+        const name =
+          node.name === undefined ? undefined : read(NodeName, node.name, ['detail', 'node', 'name']);
+        if (node.name === undefined) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['detail', 'node', 'name'],
+            message: 'missing: the node the event is about, e.g. "a-1"',
+          });
+        }
+        return name === undefined ? z.NEVER : { detailType: value.detailType, detail, node: name };
+      }
+      case 'Pod Changed': {
+        const pod = subject('pod');
+        if (pod === undefined) return z.NEVER;
+        if (pod.name === undefined) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['detail', 'pod', 'name'],
+            message: 'missing: the pod the event is about, e.g. "web-1"',
+          });
+        }
+        const name = pod.name === undefined ? undefined : read(PodName, pod.name, ['detail', 'pod', 'name']);
+        const namespace =
+          pod.namespace === undefined
+            ? 'default'
+            : read(Namespace, pod.namespace, ['detail', 'pod', 'namespace']);
+        return name === undefined || namespace === undefined
+          ? z.NEVER
+          : { detailType: value.detailType, detail, pod: { namespace, name } };
+      }
+      case 'Heartbeat Digest':
+        return { detailType: value.detailType, detail };
+    }
+  });
+
 export const ActionSchemas = {
   stopKubelet: NodeSelector,
   startKubelet: NodeSelector,
@@ -178,6 +306,15 @@ export const ActionSchemas = {
   deletePod: PodSelector,
   stopRelay: z.literal(true, { error: invalid('true') }),
   startRelay: z.literal(true, { error: invalid('true') }),
+  // `true` is `{}`, as stopRelay and startRelay are written.
+  restartRelay: z.preprocess(
+    (v) => (v === true ? {} : v),
+    z.strictObject(
+      { clockSkew: RelayClockSkewSchema.optional() },
+      { error: invalid('{} or {clockSkew: <signed duration>}') },
+    ),
+  ),
+  relayClockStep: signedHourAtMost('step'),
   stallWatch: z.strictObject(
     {
       resource: z.enum(StallableResources, { error: invalid('leases, nodes or pods') }),
@@ -185,30 +322,9 @@ export const ActionSchemas = {
     },
     { error: invalid('{resource: leases | nodes | pods, for: <duration>}') },
   ),
+  injectEvent: InjectEventSchema,
+  restoreApiServer: requiredDuration('nonNegative', '2m'),
 } as const satisfies Record<ScenarioActionKind, z.ZodType>;
-
-/** The largest relayClockSkew either way. */
-export const MaxRelayClockSkew: Millis = 3_600_000;
-
-/** A signed duration ("-2m", "+90s", or seconds) of at most an hour either way. */
-export const RelayClockSkewSchema = z.unknown().transform((input, ctx): Millis => {
-  const result = durationSchema('any').safeParse(input);
-  if (!result.success) {
-    ctx.addIssue({
-      code: 'custom',
-      message: `expected a signed duration like "-2m", "+90s" or a number of seconds, got ${describeInput(input)}`,
-    });
-    return z.NEVER;
-  }
-  if (Math.abs(result.data) > MaxRelayClockSkew) {
-    ctx.addIssue({
-      code: 'custom',
-      message: `expected a skew of at most 1h either way, got ${describeInput(input)}`,
-    });
-    return z.NEVER;
-  }
-  return result.data;
-});
 
 export const StartSchema = z
   .string({ error: invalid('an ISO 8601 time like "2026-01-01T00:00:00Z"') })

@@ -4,6 +4,11 @@
 // depend on them without depending on each other.
 import type { ControllerConfig } from '../../shared/config.js';
 import type { ConditionStatus, EpochMillis, Millis } from '../../shared/domain/types.js';
+import type {
+  HeartbeatDigestDetailType,
+  NodeChangedDetailType,
+  PodChangedDetailType,
+} from '../../shared/events.js';
 import type { SimulatedNode } from '../kubelet/kubeletFleet.js';
 import type { SimulatedPod } from '../kubelet/pods.js';
 
@@ -32,11 +37,56 @@ export type ScenarioAction =
   | { readonly kind: 'stopRelay' }
   | { readonly kind: 'startRelay' }
   | {
+      readonly kind: 'restartRelay';
+      /** The new relay's clock: how far ahead of the functions' it reads (negative: behind). */
+      readonly clockSkew: Millis;
+    }
+  | {
+      readonly kind: 'relayClockStep';
+      /** How far the relay's clock jumps (negative: back). */
+      readonly step: Millis;
+    }
+  | {
       readonly kind: 'stallWatch';
       readonly resource: StallableResource;
       /** How long the relay's watch of `resource` delivers nothing. */
       readonly duration: Millis;
+    }
+  | InjectEventAction
+  | {
+      readonly kind: 'restoreApiServer';
+      /** How far back: the API server's store returns to its state at `at − back`. */
+      readonly back: Millis;
     };
+
+/** The detail types `injectEvent` can forge: the relay's three. */
+export type InjectableDetailType =
+  typeof NodeChangedDetailType | typeof PodChangedDetailType | typeof HeartbeatDigestDetailType;
+
+/** The detail types `injectEvent` can forge, in docs/simulate.md's order. */
+export const InjectableDetailTypes = [
+  'Node Changed',
+  'Pod Changed',
+  'Heartbeat Digest',
+] as const satisfies readonly InjectableDetailType[];
+
+/**
+ * An event published on the bus as the relay's role could (forged, or replayed): `detail` is merged over
+ * the detail the relay would send now (docs/simulate.md "injectEvent"). Never validated: the functions
+ * face whatever a forger sends.
+ */
+export type InjectEventAction = {
+  readonly kind: 'injectEvent';
+  /** What the scenario wrote, to be merged over the detail the relay would send. */
+  readonly detail: Readonly<Record<string, unknown>>;
+} & (
+  | { readonly detailType: typeof NodeChangedDetailType; readonly node: string }
+  | {
+      readonly detailType: typeof PodChangedDetailType;
+      readonly pod: { readonly namespace: string; readonly name: string };
+    }
+  | { readonly detailType: typeof HeartbeatDigestDetailType }
+);
 
 /** A watch of the relay that `stallWatch` can stall. */
 export type StallableResource = (typeof StallableResources)[number];
@@ -85,5 +135,9 @@ export const ScenarioActionKinds: readonly ScenarioActionKind[] = [
   'deletePod',
   'stopRelay',
   'startRelay',
+  'restartRelay',
+  'relayClockStep',
   'stallWatch',
+  'injectEvent',
+  'restoreApiServer',
 ];

@@ -25,7 +25,12 @@
 //   server sends bookmarks every minute of virtual time, as kube-apiserver's watch cache does, so a
 //   quiet watch is not taken for a stalled one.
 // - relayClockSkew: the relay runs on the shared virtual time, but its clock (its scheduler's now(), so
-//   its probes and its digests' instants) reads that much ahead or behind.
+//   its probes and its digests' instants) reads that much ahead or behind; relayClockStep moves it
+//   (relayHostClock). restartRelay: the relay stops and a new one (a new relayId, its own clock) starts.
+// - injectEvent: an event published on the bus beside the relay's (controller.ts inject), its detail
+//   the scenario's fields merged over what the relay would send now (injectedEvents.ts).
+// - restoreApiServer: the API server's store goes back to a backup taken at an earlier instant, as
+//   after an etcd restore; every watch ends with 410 Gone, so the relay and the kubelets relist.
 // - What the controller did is read from the API simulator (observe.ts), the zone states from the
 //   monitor's decisions, the Summary from the API and the state tables.
 import type { HttpLibrary, V1Node } from '@kubernetes/client-node';
@@ -33,6 +38,8 @@ import { createKubernetesCluster } from '../../shared/adapters/kubernetes/cluste
 import { isTaintEffect } from '../../shared/adapters/kubernetes/mapping.js';
 import { formatZoneKey, getZoneKey } from '../../shared/domain/zones.js';
 import type { EpochMillis, Millis } from '../../shared/domain/types.js';
+import { formatDuration } from '../../shared/duration.js';
+import { ScenarioError } from '../../shared/errors.js';
 import type { LogFields } from '../../shared/ports/observer.js';
 import {
   Priority,
@@ -43,19 +50,32 @@ import {
 import type { DecisionRecord, LoadedState } from '../../shared/ports/stores.js';
 import { createRelay, type Relay } from '../../relay/relay.js';
 import { defaultLeaseWatchStallTimeout } from '../../relay/settings.js';
-import { createApiStore, makeKubeConfig, type ApiStore, type Wire } from '../apiserver/index.js';
+import {
+  ApiStatusError,
+  createApiStore,
+  makeKubeConfig,
+  type ApiStore,
+  type RegistrySnapshot,
+  type Wire,
+} from '../apiserver/index.js';
 import { defaultVersion } from '../apiserver/discovery.js';
 import { Faults } from '../apiserver/faults.js';
 import { ApiHttpServer } from '../apiserver/server.js';
 import { KubeletFleet } from '../kubelet/kubeletFleet.js';
 import { VirtualScheduler } from '../virtualScheduler.js';
 import { seededRandom, type ChaosSettings, type DeliveryStats } from './chaos.js';
-import { createSimulatedController, type SimulatedController } from './controller.js';
+import {
+  createSimulatedController,
+  type BusEvent,
+  type Invocation,
+  type SimulatedController,
+} from './controller.js';
 import { simulatorIdentities } from './identities.js';
 import type { SimulationProgress } from './progress.js';
 import { observeController, observeNodeReady, type NodeReadyStatus } from './observe.js';
 import { loadServerlessRules } from './routing.js';
-import type { Scenario, ScenarioAction } from './scenario.js';
+import { mergeDetail, nodeChangedNow, podChangedNow } from './injectedEvents.js';
+import { formatPath, type InjectEventAction, type Scenario, type TimelineEntry } from './scenario.js';
 import { startStateStore, type SimulatedStateStore } from './stateStore.js';
 import {
   timelineLine,
@@ -67,6 +87,7 @@ import {
 import { inProcessHttpLibrary, inProcessWatch } from './transport.js';
 
 export { FunctionPriority } from './controller.js';
+export type { BusEvent, Invocation } from './controller.js';
 
 /** Something the run met that is not a timeline record: a failed invocation, a warning, an API error. */
 export interface Diagnostic {
@@ -118,6 +139,13 @@ export interface SimulationOptions {
   readonly onDecision?: (t: number, decision: DecisionRecord) => void;
   readonly onNodeReady?: (t: number, node: string, ready: NodeReadyStatus) => void;
   /**
+   * Every event the bus carries (the relay's and injectEvent's), with its `t`, its wire detail and the
+   * functions the rules route it to: for tests and tools that watch what reaches the functions.
+   */
+  readonly onBusEvent?: (t: number, event: BusEvent) => void;
+  /** Every function run as it starts, with its `t`: which function, started by what. */
+  readonly onInvocation?: (t: number, invocation: Invocation) => void;
+  /**
    * Called as the run goes (every few events, and once at the end) with the virtual time reached and
    * the events fired: for a progress line (progress.ts).
    */
@@ -137,16 +165,55 @@ const BookmarkPeriod: Millis = 60_000;
  * const relayScheduler = skewedScheduler(scheduler, -120_000); // the relay's clock is 2 minutes behind
  */
 export function skewedScheduler(scheduler: Scheduler, skew: Millis): Scheduler {
-  if (skew === 0) return scheduler;
+  return skew === 0 ? scheduler : relayHostClock(scheduler, skew).scheduler;
+}
+
+/** A relay host's clock: the scheduler its relay runs on, and the steps that move it (relayClockStep). */
+export interface RelayHostClock {
+  /** What the relay runs on: now() reads the current offset off the shared time; timers fire on it. */
+  readonly scheduler: Scheduler;
+  /** How far the clock reads ahead of the shared time now (negative: behind). */
+  offset(): Millis;
+  /** The clock jumps by `by` (negative: back), from now on; timers already set keep their instants. */
+  step(by: Millis): void;
+}
+
+/**
+ * The scheduler as a process on a host whose clock reads `skew` off the shared time, and can jump: now()
+ * reads the offset of the moment, and a timer is set in the process's own time converted at the offset
+ * of the moment it is set, so it fires at the same instant of the shared time whatever the clock does
+ * after. That is how Node's timers behave: they run on a monotonic clock, which a step of the wall clock
+ * (an NTP correction, a VM resumed) does not move; only what the process reads as the time jumps.
+ *
+ * @example
+ * const host = relayHostClock(scheduler, 0);
+ * host.step(-30_000); // from now on the relay's now() reads 30 s behind; its digests stay every 5 s
+ */
+export function relayHostClock(scheduler: Scheduler, skew: Millis): RelayHostClock {
+  let offset = skew;
   return {
-    now: (): EpochMillis => scheduler.now() + skew,
-    at: (time, priority, fn) => scheduler.at(time - skew, priority, fn),
-    after: (delay, priority, fn) => scheduler.after(delay, priority, fn),
-    every: (period, firstAt, priority, fn) => scheduler.every(period, firstAt - skew, priority, fn),
-    cancel: (handle) => {
-      scheduler.cancel(handle);
+    scheduler: {
+      now: (): EpochMillis => scheduler.now() + offset,
+      at: (time, priority, fn) => scheduler.at(time - offset, priority, fn),
+      after: (delay, priority, fn) => scheduler.after(delay, priority, fn),
+      every: (period, firstAt, priority, fn) => scheduler.every(period, firstAt - offset, priority, fn),
+      cancel: (handle) => {
+        scheduler.cancel(handle);
+      },
+    },
+    offset: () => offset,
+    step: (by) => {
+      offset += by;
     },
   };
+}
+
+/**
+ * The relayId of the relay of a term: the first is `nlc-relay-simulated` (as before restartRelay
+ * existed), each restartRelay a new one: `nlc-relay-simulated-2`, `-3`, … (a new pod's name).
+ */
+export function simulatedRelayId(term: number): string {
+  return term === 1 ? 'nlc-relay-simulated' : `nlc-relay-simulated-${term}`;
 }
 
 /** How many events pass between two onProgress calls: often enough for a smooth line, cheap. */
@@ -280,7 +347,7 @@ export async function runSimulation(
     },
   });
   const stopObserving = observeController(store.registry, () => controllerDepth > 0, emit);
-  const { onNodeReady, onDecision } = options;
+  const { onNodeReady, onDecision, onBusEvent, onInvocation } = options;
   const sinceStart = (): number => (scheduler.now() - start) / 1000;
   const stopObservingReady =
     onNodeReady === undefined
@@ -330,11 +397,24 @@ export async function runSimulation(
           onDecision(sinceStart(), decision);
         },
       }),
+      ...(onBusEvent !== undefined && {
+        onBusEvent: (event: BusEvent) => {
+          onBusEvent(sinceStart(), event);
+        },
+      }),
+      ...(onInvocation !== undefined && {
+        onInvocation: (invocation: Invocation) => {
+          onInvocation(sinceStart(), invocation);
+        },
+      }),
     });
     controller = running;
 
     // --- the relay ------------------------------------------------------------------------------------
-    const relayScheduler = skewedScheduler(scheduler, scenario.relayClockSkew);
+    // Its host's clock: the scenario's skew, moved by relayClockStep; startRelay starts the process again
+    // on the same host (and relayId); restartRelay starts a new one on another (a new pod).
+    let relayHost = relayHostClock(scheduler, scenario.relayClockSkew);
+    let relayTerm = 1;
     const relayKubeConfig = makeKubeConfig({ server: apiUrl, token: identities.relay.token });
     const startRelay = async (): Promise<void> => {
       if (relay !== undefined) return;
@@ -342,11 +422,11 @@ export async function runSimulation(
         kubeConfig: relayKubeConfig,
         cluster,
         sink: running.bus,
-        scheduler: relayScheduler,
+        scheduler: relayHost.scheduler,
         nodeMonitorPeriod: config.nodeMonitorPeriod,
         // As the deployed relay picks it from the same settings.
         leaseWatchStallTimeoutMs: defaultLeaseWatchStallTimeout(config),
-        relayId: 'nlc-relay-simulated',
+        relayId: simulatedRelayId(relayTerm),
         leaderElection: false,
         random,
         logger: {
@@ -379,8 +459,21 @@ export async function runSimulation(
 
     // --- the cluster at t = 0, the timeline, the schedules --------------------------------------------
     fleet.seed({ nodes: scenario.nodes, pods: scenario.pods });
+    // restoreApiServer's backups: the API server's state at each instant a restore goes back to, taken
+    // before anything of that instant happens (so the one at 0 is the cluster as the scenario describes
+    // it). Only scenarios that restore take any.
+    const backups = new Map<Millis, RegistrySnapshot>();
+    const backupAt = new Set<Millis>();
+    for (const { at, action } of scenario.timeline) {
+      if (action.kind === 'restoreApiServer') backupAt.add(at - action.back);
+    }
+    for (const at of backupAt) {
+      scheduler.at(start + at, Priority.ScenarioAction - 1, () => {
+        backups.set(at, store.registry.snapshot());
+      });
+    }
     for (const entry of scenario.timeline) {
-      scheduler.at(start + entry.at, Priority.ScenarioAction, () => apply(entry.action));
+      scheduler.at(start + entry.at, Priority.ScenarioAction, () => apply(entry));
     }
     scheduler.at(start, Priority.Relay, startRelay);
     scheduler.every(BookmarkPeriod, start + BookmarkPeriod, Priority.Background, () => {
@@ -388,7 +481,8 @@ export async function runSimulation(
     });
     running.startSchedules(start);
 
-    async function apply(action: ScenarioAction): Promise<void> {
+    async function apply(entry: TimelineEntry): Promise<void> {
+      const { action } = entry;
       switch (action.kind) {
         case 'stopKubelet':
           for (const node of action.nodes) fleet.stopKubelet(node);
@@ -425,10 +519,73 @@ export async function runSimulation(
         case 'startRelay':
           await startRelay();
           return;
+        case 'restartRelay':
+          await stopRelay();
+          relayTerm++;
+          relayHost = relayHostClock(scheduler, action.clockSkew);
+          await startRelay();
+          return;
+        case 'relayClockStep':
+          relayHost.step(action.step);
+          return;
         case 'stallWatch': {
           const end = faults.stallWatches({ resource: action.resource });
           scheduler.after(action.duration, Priority.ScenarioAction, end);
           return;
+        }
+        case 'injectEvent':
+          running.inject(action.detailType, mergeDetail(injectedBase(entry.index, action), action.detail));
+          return;
+        case 'restoreApiServer': {
+          const backup = backups.get(entry.at - action.back);
+          if (backup === undefined)
+            throw new Error(`simulator: no backup of t = ${entry.at - action.back} ms`);
+          const relaying = relay;
+          const wasWatching = relaying?.status().informers.map((informer) => informer.watching) ?? [];
+          // Every watch ends with 410: the kubelets relist at once, the relay in the background; wait
+          // (in real time) for its relists, so the state it publishes next is the restored one.
+          store.registry.restore(backup);
+          if (relaying !== undefined) {
+            await settle(
+              () =>
+                relaying
+                  .status()
+                  .informers.every((informer, i) => informer.watching || wasWatching[i] !== true),
+              'the relay to relist after the restore',
+            );
+          }
+          return;
+        }
+      }
+    }
+
+    /** What the relay would send now for what `action` names; a ScenarioError when that is not there. */
+    function injectedBase(index: number, action: InjectEventAction): unknown {
+      const missing = (field: readonly string[], message: string): ScenarioError =>
+        new ScenarioError([
+          {
+            path: formatPath(['timeline', index, 'injectEvent', ...field]),
+            message: `${message} at ${formatDuration(scheduler.now() - start)}`,
+          },
+        ]);
+      switch (action.detailType) {
+        case 'Node Changed': {
+          const node = readOrUndefined(() => store.nodes.get(action.node));
+          if (node === undefined)
+            throw missing(['detail', 'node', 'name'], `no node ${JSON.stringify(action.node)} in the API`);
+          return nodeChangedNow(cluster, node);
+        }
+        case 'Pod Changed': {
+          const { namespace, name } = action.pod;
+          const pod = readOrUndefined(() => store.pods.get(name, { namespace }));
+          if (pod === undefined)
+            throw missing(['detail', 'pod', 'name'], `no pod "${namespace}/${name}" in the API`);
+          return podChangedNow(cluster, pod);
+        }
+        case 'Heartbeat Digest': {
+          const digest = running.lastDigestDetail();
+          if (digest === undefined) throw missing([], 'no Heartbeat Digest published yet to start from');
+          return digest;
         }
       }
     }
@@ -466,6 +623,16 @@ export async function runSimulation(
       events: scheduler.fired,
     },
   };
+}
+
+/** What `read` returns, or undefined when the API answers 404. */
+function readOrUndefined<T>(read: () => T): T | undefined {
+  try {
+    return read();
+  } catch (error) {
+    if (error instanceof ApiStatusError && error.code === 404) return undefined;
+    throw error;
+  }
 }
 
 /** The Summary: zone states and gauges from the controller's state, nodes from the API, evictions counted. */

@@ -82,7 +82,10 @@ function stringParam(value: string | number | boolean | undefined): string | und
  * wire) before the write that caused them returns; aborting the returned controller stops the watch
  * (no `done` call, as the relay's reflector ignores the end of a watch it abandoned). Errors the
  * registry raises at the start (a resourceVersion too old: 410) go to `done`, as client-node reports
- * them. With `faults`, its watch stalls (Faults.stallWatches) apply, as over HTTP, to `user`'s watches.
+ * them; a watch the server ends (a restore: an ERROR event with 410, then the end) calls `done` with no
+ * error, as client-node does when a stream ends. With `faults`, its watch stalls (Faults.stallWatches)
+ * apply, as over HTTP, to `user`'s watches; the ERROR a watch ends with is delivered all the same, so a
+ * stalled watch is ended as any other.
  *
  * @example
  * createRelay({ ..., watch: inProcessWatch(api.store.registry) });
@@ -117,9 +120,13 @@ export function inProcessWatch(
             ...(labelSelector !== undefined && { labelSelector }),
           },
           (event) => {
-            if (controller.signal.aborted || options.faults?.stalled(info) === true) return;
+            if (controller.signal.aborted) return;
+            if (event.type !== 'ERROR' && options.faults?.stalled(info) === true) return;
             // The object is this watch's own copy already (Watchers presents each event per watch).
             callback(event.type, event.object);
+          },
+          () => {
+            if (!controller.signal.aborted) done(null);
           },
         );
         controller.signal.addEventListener('abort', () => {

@@ -163,12 +163,22 @@ function actionNodes(action: ScenarioAction): readonly string[] {
       return action.nodes.map((n) => n.name);
     case 'addPod':
       return action.pods.map((p) => p.node);
+    case 'injectEvent':
+      return action.detailType === 'Node Changed' ? [action.node] : [];
     case 'deletePod':
     case 'stopRelay':
     case 'startRelay':
+    case 'restartRelay':
+    case 'relayClockStep':
     case 'stallWatch':
+    case 'restoreApiServer':
       return [];
   }
+}
+
+/** A signed duration as the scenario writes it: `+90s`, `-2m`. */
+function signed(ms: number): string {
+  return ms < 0 ? `-${formatDuration(-ms)}` : `+${formatDuration(ms)}`;
 }
 
 /** A list of names, the first 20 of them at most. */
@@ -197,6 +207,20 @@ function describeAction(action: ScenarioAction): string {
       return action.kind;
     case 'stallWatch':
       return `stallWatch ${action.resource} for ${formatDuration(action.duration)}`;
+    case 'restartRelay':
+      return `restartRelay (clock ${signed(action.clockSkew)})`;
+    case 'relayClockStep':
+      return `relayClockStep ${signed(action.step)}`;
+    case 'injectEvent':
+      return `injectEvent ${action.detailType}${
+        action.detailType === 'Node Changed'
+          ? ` ${action.node}`
+          : action.detailType === 'Pod Changed'
+            ? ` ${action.pod.namespace}/${action.pod.name}`
+            : ''
+      }`;
+    case 'restoreApiServer':
+      return `restoreApiServer ${formatDuration(action.back)} back`;
   }
 }
 

@@ -41,7 +41,7 @@ describe('nlc simulate --json', () => {
     for (const line of lines) expect(Object.keys(line).slice(0, 3)).toEqual(['t', 'time', 'kind']);
     const ts = lines.map((line) => line.t as number);
     expect([...ts].sort((a, b) => a - b)).toEqual(ts);
-    expect(lines.at(-1)).toMatchObject({ t: 420, time: '2026-01-01T00:07:00.000Z', kind: 'Summary' });
+    expect(lines.at(-1)).toMatchObject({ t: 600, time: '2026-01-01T00:10:00.000Z', kind: 'Summary' });
     expect(lines.filter((line) => line.kind === 'Summary')).toHaveLength(1);
   }, 60_000);
 });
@@ -61,7 +61,7 @@ describe('nlc simulate (human output)', () => {
     );
     expect(plain.stdout).toContain('Pods evicted: 2');
     expect(plain.stdout).not.toContain('\u001b[');
-    expect(plain.stderr).toMatch(/simulated 7m of 3 nodes in [\d.]+s/);
+    expect(plain.stderr).toMatch(/simulated 10m of 3 nodes in [\d.]+s/);
 
     const tty = await runCli(['simulate', example], { tty: true });
     expect(tty.stdout).toContain('\u001b[');

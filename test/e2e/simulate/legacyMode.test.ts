@@ -23,7 +23,7 @@ const podEvictionTimeout = 300;
 const unknownAt = firstPassAfter(30 + 50); // 85
 const evictedAt = firstPassAfter(30 + podEvictionTimeout); // 335
 const secondAt = evictedAt + 1 / 0.1; // 345
-const end = 420;
+const end = 570;
 const every5sFrom = (from: number): number[] =>
   Array.from({ length: (end - from) / 5 + 1 }, (_, i) => from + i * 5);
 

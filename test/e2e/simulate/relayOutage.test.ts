@@ -11,8 +11,8 @@
 //   more than the 50 s grace: every node's probe and ready-transition time become 180 s. a-1 and a-2 are
 //   probed again at 190 s (their renewals); a-3 never.
 // - a-3: the first pass with now > 180 + 50 = 230 → 235 s: Unknown, NodeNotReady, its pod NotReady,
-//   unreachable:NoSchedule; NoExecute at the next pass, 240 s; the pod's 300 s toleration ends at 540 s,
-//   after the end (360 s).
+//   unreachable:NoSchedule; NoExecute at the next pass, 240 s; the pod's 300 s toleration (admission's
+//   default) ends at 540 s: deleted then, before the end (750 s).
 // - a-1, a-2: never Unknown.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { SimulationResult } from '../../../local/simulate/simulation.js';
@@ -53,7 +53,9 @@ describe('examples/scenarios/relay-outage.yaml', () => {
       `${unknownAt} TaintAdded a-3 unreachable:NoSchedule`,
       `${noExecuteAt} TaintAdded a-3 unreachable:NoExecute`,
     ]);
-    expect(linesOf(result, 'PodDeleted')).toEqual([]);
+    expect(linesOf(result, 'PodDeleted')).toEqual([
+      `${noExecuteAt + 300} PodDeleted default/app-a-3-1 TaintManagerEviction`,
+    ]);
   });
 
   it('registers nothing again when the new relay lists the nodes', () => {

@@ -2,7 +2,7 @@
 // command writes the file, Debian's Chromium (driven by playwright-core, which never downloads a browser)
 // opens it from a file:// URL with every other request blocked, and the test checks what is drawn.
 //
-// Expected picture of examples/scenarios/single-node-failure.yaml (7m = 420 s; the derivation is in the
+// Expected picture of examples/scenarios/single-node-failure.yaml (10m = 600 s; the derivation is in the
 // example's comments and single-node-failure.test.ts): a lane for each of a-1, a-2, a-3; a-1 Ready=True
 // until 85 s, then Unknown to the end; unreachable:NoSchedule from 85 s, unreachable:NoExecute from 90 s;
 // evictions at 90 s (batch-1, no toleration) and 390 s (web-1, 300 s toleration); zone Normal at 0.1/s.
@@ -127,10 +127,10 @@ describe('nlc simulate --report', () => {
       expect(text).toMatch(/deletePodForTaintEviction \(pod default\/web-1\)/);
 
       await page.locator(`${a1} rect.ready-Unknown`).hover({ position: { x: 200, y: 4 } });
-      expect(await tip.textContent()).toMatch(/^a-1: Ready=Unknown from 1m25s to 7m\n/);
+      expect(await tip.textContent()).toMatch(/^a-1: Ready=Unknown from 1m25s to 10m\n/);
 
       // The summary table is there too.
-      expect(await page.locator('#summary').textContent()).toBe('At 7m (2026-01-01T00:07:00.000Z)');
+      expect(await page.locator('#summary').textContent()).toBe('At 10m (2026-01-01T00:10:00.000Z)');
       expect(
         await page.locator('table').first().locator('tbody tr').first().locator('td').allTextContents(),
       ).toEqual(['region-1:zone-a', 'Normal', '3', '1', '3', '1', '1']);

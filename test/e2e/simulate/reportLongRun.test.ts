@@ -1,6 +1,6 @@
 // `nlc simulate --report` of a long run: examples/scenarios/node-failure-after-an-hour.yaml, where the
-// node fails 1h0m5s in and the run ends at 1h7m. An hour of quiet squeezes the failure into the last
-// tenth of the picture: the axis must still cover the whole run, the failure must be drawn where its
+// node fails 1h0m5s in and the run ends at 1h9m30s. An hour of quiet squeezes the failure into the last
+// seventh of the picture: the axis must still cover the whole run, the failure must be drawn where its
 // instants are (the SVG's data-x0/x1/duration geometry), what happened near it must still be on hover,
 // and the page must not grow with the quiet hour. Expectations come from the --json lines of the same
 // run and the scenario's timeline; the decisions' texts are the functions' (their names and reasons).

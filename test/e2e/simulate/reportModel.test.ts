@@ -51,27 +51,27 @@ describe('the report model', () => {
     expect(b?.nodes).toHaveLength(30);
     expect(b?.nodes.slice(0, 3).map((n) => n.node)).toEqual(['b-1', 'b-2', 'b-3']);
     expect(b?.quiet).toBe(22);
-    expect(compact(a?.states ?? [])).toEqual(['0-85 Normal', '85-945 PartialDisruption']);
-    expect(compact(a?.rates ?? [])).toEqual(['0-85 0.1', '85-945 0']);
-    expect(compact(b?.rates ?? [])).toEqual(['0-85 0.1', '85-945 0.01']);
+    expect(compact(a?.states ?? [])).toEqual(['0-85 Normal', '85-3510 PartialDisruption']);
+    expect(compact(a?.rates ?? [])).toEqual(['0-85 0.1', '85-3510 0']);
+    expect(compact(b?.rates ?? [])).toEqual(['0-85 0.1', '85-3510 0.01']);
     // b-1 is tainted NoExecute first (90 s, the bucket's token), its pod evicted 300 s later.
     const b1 = b?.nodes[0];
-    expect(compact(b1?.ready ?? [])).toEqual(['0-85 True', '85-945 Unknown']);
+    expect(compact(b1?.ready ?? [])).toEqual(['0-85 True', '85-3510 Unknown']);
     expect(b1?.taints.map((t) => `${t.from} ${t.key}:${t.value}`)).toEqual([
       '85 node.kubernetes.io/unreachable:NoSchedule',
       '90 node.kubernetes.io/unreachable:NoExecute',
     ]);
     expect(b1?.marks.filter((m) => m.kind === 'eviction').map((m) => m.t)).toEqual([390]);
-    expect(model.counts).toMatchObject({ nodes: 60, lanes: 35, pods: 60, evictions: 6 });
+    expect(model.counts).toMatchObject({ nodes: 60, lanes: 35, pods: 60, evictions: 30 });
   }, 120_000);
 
   it('stops every limiter in master disruption and restores them after', async () => {
     const model = await modelOf('all-zones-down');
     for (const zone of model.zones) {
-      expect(compact(zone.states)).toEqual(['0-85 Normal', '85-300 FullDisruption', '300-420 Normal']);
-      expect(compact(zone.rates)).toEqual(['0-85 0.1', '85-300 0', '300-420 0.1']);
+      expect(compact(zone.states)).toEqual(['0-85 Normal', '85-300 FullDisruption', '300-510 Normal']);
+      expect(compact(zone.rates)).toEqual(['0-85 0.1', '85-300 0', '300-510 0.1']);
       expect(zone.nodes.map((n) => compact(n.ready))).toEqual(
-        Array(3).fill(['0-85 True', '85-300 Unknown', '300-420 True']),
+        Array(3).fill(['0-85 True', '85-300 Unknown', '300-510 True']),
       );
     }
     expect(model.counts.evictions).toBe(0);

@@ -89,7 +89,7 @@ describe('examples/scenarios/single-node-failure.yaml', () => {
 
   it('ends with the zone Normal, a-1 Unknown and tainted, 2 evictions', () => {
     const summary = summaryOf(result);
-    expect(summary.t).toBe(420);
+    expect(summary.t).toBe(600);
     expect(summary.zones).toEqual([{ zone: 'region-1:zone-a', state: 'Normal', size: 3, unhealthy: 1 }]);
     expect(summary.nodes.map((n) => [n.node, n.ready, n.taints.map((t) => `${t.key}:${t.effect}`)])).toEqual([
       [

@@ -11,10 +11,13 @@
 //   zone-b (52): SwapLimiter(0.01). The old 0.1/s bucket still held its token (never used), so the new
 //   bucket is not drained: it starts full.
 // - 90 s: the nodes are queued (observed Unknown, #120815). zone-b: the first token at once, then one
-//   every 1 / 0.01 = 100 s: 90, 190, …, 890 s: 9 NoExecute taints by the end (945 s). The queue hands nodes
-//   out in the order they were queued, which is the monitor's node order (by name): b-1, b-10, b-11, …
-// - Each tainted node's pod (300 s default toleration) is deleted 300 s after its taint: 390 … 890 s,
-//   6 pods. No pod in zone-a.
+//   every 1 / 0.01 = 100 s: 90, 190, …, 2990 s: all 30 down nodes tainted NoExecute by 49m50s. The queue
+//   hands nodes out in the order they were queued, which is the monitor's node order (by name): b-1,
+//   b-10, b-11, …
+// - Each tainted node's pod (300 s default toleration) is deleted 300 s after its taint: 390 … 3290 s,
+//   30 pods. No pod in zone-a.
+// - The run ends at 3510 s (58m30s), 3m40s after the last deletion: a delivery late by --chaos's worst
+//   still lands before it.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { SimulationResult } from '../../../local/simulate/simulation.js';
 import { failures, firstPassAfter, linesOf, linesWhere, runExample, summaryOf } from './helpers.js';
@@ -23,11 +26,8 @@ const unknownAt = firstPassAfter(30 + 50); // 85
 const queuedAt = unknownAt + 5; // 90
 const secondaryRate = 0.01;
 const tokenEvery = 1 / secondaryRate; // 100 s
-const end = 945; // the scenario's duration, 15m45s: between two tokens, so delivery delays change nothing
-const taintTimes = Array.from(
-  { length: Math.floor((end - queuedAt) / tokenEvery) + 1 },
-  (_, i) => queuedAt + i * tokenEvery,
-);
+const end = 3510; // the scenario's duration, 58m30s
+const taintTimes = Array.from({ length: 30 }, (_, i) => queuedAt + i * tokenEvery);
 // Name order of the stopped zone-b nodes (b-1…b-30), as the monitor walks them.
 const stoppedB = Array.from({ length: 30 }, (_, i) => `b-${i + 1}`).sort();
 
@@ -59,7 +59,9 @@ describe('examples/scenarios/zone-partial-disruption.yaml', () => {
     expect(noExecute).toEqual(
       taintTimes.map((t, i) => `${t} TaintAdded ${stoppedB[i] ?? '?'} unreachable:NoExecute`),
     );
-    expect(taintTimes).toEqual([90, 190, 290, 390, 490, 590, 690, 790, 890]);
+    expect(taintTimes.slice(0, 3)).toEqual([90, 190, 290]);
+    expect(taintTimes.at(-1)).toBe(2990);
+    expect(taintTimes.at(-1)).toBeLessThan(end);
   });
 
   it('still taints every down node NoSchedule at once, in both zones', () => {
@@ -70,6 +72,7 @@ describe('examples/scenarios/zone-partial-disruption.yaml', () => {
 
   it("deletes a tainted node's pod 300 s after its taint, none in the small zone", () => {
     const deletions = taintTimes.filter((t) => t + 300 <= end);
+    expect(deletions).toHaveLength(30);
     expect(linesOf(result, 'PodDeleted')).toEqual(
       deletions.map(
         (t, i) => `${t + 300} PodDeleted default/app-${stoppedB[i] ?? '?'}-1 TaintManagerEviction`,
@@ -83,6 +86,7 @@ describe('examples/scenarios/zone-partial-disruption.yaml', () => {
       { zone: 'region-1:zone-a', state: 'PartialDisruption', size: 8, unhealthy: 5 },
       { zone: 'region-1:zone-b', state: 'PartialDisruption', size: 52, unhealthy: 30 },
     ]);
-    expect(summary.evictions).toBe(6);
+    expect(summary.t).toBe(end);
+    expect(summary.evictions).toBe(30);
   });
 });

@@ -38,8 +38,8 @@ describe('parseChaos', () => {
 
   it('names every bad key at once', () => {
     expect(issues('duplicates=0,maxDelay=soon,failures=1.5,seed=-1,colour=red,seed')).toEqual([
-      '--chaos: expected key=value with a key among duplicates, maxDelay, failures, seed, got "colour=red"',
-      '--chaos: expected key=value with a key among duplicates, maxDelay, failures, seed, got "seed"',
+      '--chaos: expected key=value with a key among duplicates, maxDelay, failures, deadLetter, seed, got "colour=red"',
+      '--chaos: expected key=value with a key among duplicates, maxDelay, failures, deadLetter, seed, got "seed"',
       '--chaos duplicates: expected an integer from 1 to 100, got "0"',
       '--chaos seed: expected an integer from 0 to 4294967295, got "-1"',
       '--chaos failures: expected a probability from 0 to 1, got "1.5"',
@@ -49,6 +49,34 @@ describe('parseChaos', () => {
     expect(issues('maxDelay=-5s')).toEqual([
       '--chaos maxDelay: expected a duration from 0s to 1h, got "-5s"',
     ]);
+  });
+});
+
+describe('parseChaos deadLetter', () => {
+  it('is a probability, 0 unless given', () => {
+    expect(parseChaos('deadLetter=0.05')).toEqual({ ...DefaultChaos, deadLetter: 0.05 });
+    expect(parseChaos('deadLetter=1,failures=0')).toEqual({ ...DefaultChaos, failures: 0, deadLetter: 1 });
+    expect(parseChaos('deadLetter=0').deadLetter).toBe(0);
+    expect(parseChaos('seed=3').deadLetter).toBeUndefined();
+  });
+
+  it.each(['1.5', '-0.1', '', 'often', 'NaN', 'Infinity'])('names the key of a bad value: %j', (value) => {
+    expect(issues(`deadLetter=${value}`)).toEqual([
+      `--chaos deadLetter: expected a probability from 0 to 1, got ${JSON.stringify(value)}`,
+    ]);
+  });
+
+  it('is given once', () => {
+    expect(issues('deadLetter=0.1,deadLetter=0.2')).toEqual(['--chaos deadLetter: given twice']);
+  });
+
+  it('is printed only when not 0, so the line of a run without it does not change', () => {
+    const base = parseChaos('duplicates=3,maxDelay=5s,failures=0.05,seed=7');
+    expect(formatChaos(base)).toBe('duplicates=3,maxDelay=5s,failures=0.05,seed=7');
+    expect(formatChaos({ ...base, deadLetter: 0 })).toBe('duplicates=3,maxDelay=5s,failures=0.05,seed=7');
+    const dead = parseChaos('deadLetter=0.25,seed=2');
+    expect(formatChaos(dead)).toBe('duplicates=2,maxDelay=5s,failures=0.05,deadLetter=0.25,seed=2');
+    expect(parseChaos(formatChaos(dead))).toEqual(dead);
   });
 });
 
@@ -71,6 +99,24 @@ describe('DeliveryChaos', () => {
     const failed = all.filter(([, , fails]) => fails).length;
     expect(failed).toBeGreaterThan(0);
     expect(failed).toBeLessThan(all.length / 2);
+  });
+
+  it('dead-letters as often as asked, and draws nothing for it at 0', () => {
+    const settings = { duplicates: 3, maxDelayMs: 10_000, failures: 0.2, seed: 42 };
+    const all = new DeliveryChaos({ ...settings, deadLetter: 0.3 });
+    const dead = Array.from({ length: 1000 }, () => all.deadLetters()).filter(Boolean).length;
+    expect(dead).toBeGreaterThan(200);
+    expect(dead).toBeLessThan(400);
+    expect(
+      Array.from({ length: 50 }, () => new DeliveryChaos({ ...settings, deadLetter: 1 }).deadLetters()),
+    ).toEqual(Array.from({ length: 50 }, () => true));
+    // At 0 the draws interleaved with deadLetters() are the draws of a run without the key.
+    const zero = new DeliveryChaos({ ...settings, deadLetter: 0 });
+    const interleaved = Array.from({ length: 200 }, () => {
+      expect(zero.deadLetters()).toBe(false);
+      return [zero.copies(), zero.delay(), zero.fails()] as const;
+    });
+    expect(interleaved).toEqual(draws(new DeliveryChaos(settings)));
   });
 
   it('never fails and never duplicates without being asked to', () => {

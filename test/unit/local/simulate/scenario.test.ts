@@ -150,7 +150,7 @@ describe('scenario validation', () => {
       'nodes[1].kubelet: expected running, stopped or unregistered, got "sleeping"',
       'nodes[2].generate.count: expected at least 1 node',
       'pods[0].tolerations[0].effect: expected NoSchedule, PreferNoSchedule or NoExecute, got "NoRun"',
-      'timeline[0]: expected one action (stopKubelet, startKubelet, setCondition, cordon, uncordon, deleteNode, addNode, addPod, deletePod, stopRelay, startRelay, stallWatch)',
+      'timeline[0]: expected one action (stopKubelet, startKubelet, setCondition, cordon, uncordon, deleteNode, addNode, addPod, deletePod, stopRelay, startRelay, restartRelay, relayClockStep, stallWatch, injectEvent, restoreApiServer)',
       'timeline[1].at: expected a duration of 0 or more, got -1',
     ]);
   });
