@@ -15,6 +15,9 @@ import type { Identity, PolicyRule } from '../apiserver/auth.js';
 export const ControllerUser = 'system:serviceaccount:nlc-system:nlc-controller';
 /** The relay's service account (infra/relay/rbac.yaml). */
 export const RelayUser = 'system:serviceaccount:nlc-system:nlc-relay';
+/** Where the relay runs and keeps its leader-election Lease (infra/relay), as the functions expect it. */
+export const RelayLeaseNamespace = 'nlc-system';
+export const RelayLeaseName = 'nlc-relay';
 
 const ControllerRoleUrl = new URL('../../infra/cluster-access/clusterrole.yaml', import.meta.url);
 const ControllerLeaseRoleUrl = new URL('../../infra/cluster-access/relay-lease.yaml', import.meta.url);

@@ -70,7 +70,7 @@ import {
   type Invocation,
   type SimulatedController,
 } from './controller.js';
-import { simulatorIdentities } from './identities.js';
+import { RelayLeaseName, RelayLeaseNamespace, simulatorIdentities } from './identities.js';
 import type { SimulationProgress } from './progress.js';
 import { observeController, observeNodeReady, type NodeReadyStatus } from './observe.js';
 import { loadServerlessRules } from './routing.js';
@@ -412,7 +412,10 @@ export async function runSimulation(
 
     // --- the relay ------------------------------------------------------------------------------------
     // Its host's clock: the scenario's skew, moved by relayClockStep; startRelay starts the process again
-    // on the same host (and relayId); restartRelay starts a new one on another (a new pod).
+    // on the same host (and relayId); restartRelay starts a new one on another (a new pod). A relay
+    // process reads its host's clock once, when it starts, and moves it on by the monotonic clock
+    // (shared/adapters/realScheduler.ts): a step of the host's clock reaches only a process started
+    // after it.
     let relayHost = relayHostClock(scheduler, scenario.relayClockSkew);
     let relayTerm = 1;
     const relayKubeConfig = makeKubeConfig({ server: apiUrl, token: identities.relay.token });
@@ -422,12 +425,13 @@ export async function runSimulation(
         kubeConfig: relayKubeConfig,
         cluster,
         sink: running.bus,
-        scheduler: relayHost.scheduler,
+        scheduler: relayHostClock(scheduler, relayHost.offset()).scheduler,
         nodeMonitorPeriod: config.nodeMonitorPeriod,
         // As the deployed relay picks it from the same settings.
         leaseWatchStallTimeoutMs: defaultLeaseWatchStallTimeout(config),
         relayId: simulatedRelayId(relayTerm),
-        leaderElection: false,
+        // As deployed (infra/relay): the functions check each relay term against this Lease.
+        leaderElection: { namespace: RelayLeaseNamespace, name: RelayLeaseName },
         random,
         logger: {
           debug: () => undefined,
@@ -446,6 +450,7 @@ export async function runSimulation(
       // The relay lists in the background; in virtual time nothing may happen meanwhile, so wait
       // (in real time, a few turns of the event loop) until every informer has listed and watches.
       const started = relay;
+      // (It takes the Lease at its first try, a timer of this same instant.)
       await settle(
         () => started.synced() && started.status().informers.every((informer) => informer.watching),
         'the relay to list and watch',
@@ -459,6 +464,8 @@ export async function runSimulation(
 
     // --- the cluster at t = 0, the timeline, the schedules --------------------------------------------
     fleet.seed({ nodes: scenario.nodes, pods: scenario.pods });
+    // The relay's namespace, where its leader-election Lease lives (infra/relay/namespace.yaml).
+    store.namespaces.create({ metadata: { name: RelayLeaseNamespace } });
     // restoreApiServer's backups: the API server's state at each instant a restore goes back to, taken
     // before anything of that instant happens (so the one at 0 is the cluster as the scenario describes
     // it). Only scenarios that restore take any.

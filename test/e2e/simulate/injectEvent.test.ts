@@ -199,11 +199,10 @@ describe('injectEvent Pod Changed', () => {
   }, 60_000);
 
   it('fails the run, naming the field, when the pod is not in the API at that instant', async () => {
-    // batch-1 tolerates nothing: the forged NoExecute taint on its node has it deleted at once.
-    const timeline = `  - at: 30s
-    injectEvent:
-      detailType: Node Changed
-      detail: { node: { name: a-2, taints: [{ key: node.kubernetes.io/unreachable, effect: NoExecute }] } }
+    // a-2's kubelet reports NotReady: the controller taints it not-ready:NoExecute and evicts batch-1,
+    // which tolerates nothing; the kubelet runs, so the pod is gone soon after. The scenario cannot
+    // know that: only the run can.
+    const timeline = `  - { at: 5s, setCondition: { node: a-2, type: Ready, status: "False" } }
   - { at: 45s, injectEvent: { detailType: Pod Changed, detail: { pod: { name: batch-1 } } } }`;
     const failure = await run(timeline).then(
       () => undefined,
