@@ -163,6 +163,9 @@ export class LeaderElector {
   private observedAt: EpochMillis = Number.NEGATIVE_INFINITY;
   private observedResourceVersion: string | undefined;
   private foreignRenewalAt: EpochMillis | undefined;
+  /** The Lease's annotations as last read or written, and those to add at the next write. */
+  private annotations: Readonly<Record<string, string>> = {};
+  private pendingAnnotations: Record<string, string> = {};
   private tickTimer: TimerHandle | undefined;
   private deadlineTimer: TimerHandle | undefined;
   private inFlight: Promise<void> | undefined;
@@ -326,6 +329,26 @@ export class LeaderElector {
     return { httpApi: resilientHttpLibrary(behaviour, this.abort.signal) };
   }
 
+  /** The annotations of a Lease this replica wrote: the pending ones are written now. */
+  private written(lease: V1Lease): Readonly<Record<string, string>> {
+    this.pendingAnnotations = {};
+    return lease.metadata?.annotations ?? {};
+  }
+
+  /** An annotation of the Lease, as this replica last read or wrote it. */
+  annotation(key: string): string | undefined {
+    return this.pendingAnnotations[key] ?? this.annotations[key];
+  }
+
+  /**
+   * Sets an annotation of the Lease, written with this replica's next renewal (within retryPeriod) and
+   * kept by every later write, whoever holds the Lease: state the relay's replicas share (relay.ts, the
+   * damped republish).
+   */
+  setAnnotation(key: string, value: string): void {
+    this.pendingAnnotations[key] = value;
+  }
+
   private lease(record: LeaseRecord, resourceVersion?: string): V1Lease {
     // client-node serializes a model field by field and never needs its prototype (its own examples
     // pass object literals); only the MicroTimes must be V1MicroTime, for their six fraction digits.
@@ -336,6 +359,8 @@ export class LeaderElector {
         name: this.config.name,
         namespace: this.config.namespace,
         ...(resourceVersion !== undefined && { resourceVersion }),
+        // A replace writes the whole object: the annotations go back, with those set since.
+        annotations: { ...this.annotations, ...this.pendingAnnotations },
       },
       spec: {
         holderIdentity: record.holderIdentity,
@@ -348,7 +373,13 @@ export class LeaderElector {
     return lease;
   }
 
-  private observe(record: LeaseRecord, resourceVersion: string | undefined, now: EpochMillis): void {
+  private observe(
+    record: LeaseRecord,
+    resourceVersion: string | undefined,
+    now: EpochMillis,
+    annotations?: Readonly<Record<string, string>>,
+  ): void {
+    if (annotations !== undefined) this.annotations = annotations;
     if (!sameRecord(this.observed, record)) {
       this.observed = record;
       this.observedAt = now;
@@ -387,7 +418,7 @@ export class LeaderElector {
           { namespace, body: this.lease(ours) },
           this.requestOptions(),
         );
-        this.observe(ours, created.metadata?.resourceVersion, now);
+        this.observe(ours, created.metadata?.resourceVersion, now, this.written(created));
         return true;
       } catch (createError) {
         this.logger.warn('could not create the leader election lease', {
@@ -398,7 +429,7 @@ export class LeaderElector {
       }
     }
     const record = recordOf(current);
-    this.observe(record, current.metadata?.resourceVersion, now);
+    this.observe(record, current.metadata?.resourceVersion, now, current.metadata?.annotations ?? {});
     const heldByAnother = record.holderIdentity !== '' && record.holderIdentity !== identity;
     if (heldByAnother && this.observedAt + record.leaseDurationSeconds * 1000 > now) return false;
     // Ours already: a renewal keeps acquireTime and leaseTransitions; anyone else's: a transition.
@@ -414,7 +445,7 @@ export class LeaderElector {
         { name, namespace, body: this.lease(next, current.metadata?.resourceVersion) },
         this.requestOptions(),
       );
-      this.observe(next, updated.metadata?.resourceVersion, now);
+      this.observe(next, updated.metadata?.resourceVersion, now, this.written(updated));
       return true;
     } catch (error) {
       this.logger.warn(

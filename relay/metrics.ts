@@ -144,6 +144,17 @@ export class RelayMetrics {
     help: '1 while this replica holds the leader Lease and publishes, else 0.',
     registers: [this.registry],
   });
+  readonly republishes = new Counter({
+    name: 'nlc_relay_republishes_total',
+    help: "Republishes this replica made when it started leading: full (its current view and the node deletions of the last 24 h), or damped (only the replay window's changes: a full one was made within the damping window, by any replica).",
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+  readonly takeoversLastHour = new Gauge({
+    name: 'nlc_relay_takeovers_last_hour',
+    help: 'Relay terms (a replica starting to lead) within the last hour, as the leader Lease records them, as of when this replica last started leading: a relay that crash-loops or flaps shows here.',
+    registers: [this.registry],
+  });
   readonly leadershipChanges = new Counter({
     name: 'nlc_relay_leadership_changes_total',
     help: 'Times this replica started or stopped leading.',

@@ -16,7 +16,9 @@
 // view (every node; the pods of nodes that are not Ready or NoExecute-tainted), the node deletions of
 // the last 24 h and the changes of the last `replayWindow`. The view goes through the publisher's paced
 // lane, after the digests and the live changes. Duplicates are harmless; consumers handle at-least-once
-// delivery, and a newer stored resourceVersion wins over a republished node.
+// delivery, and a newer stored resourceVersion wins over a republished node. The full republish is
+// damped: at most once per `republishDamping` across replicas and restarts (the leader Lease records
+// it); a relay that flaps replays its recent changes only, and says so (republish.ts).
 import type { HttpLibrary, KubeConfig, Watch } from '@kubernetes/client-node';
 import type { EpochMillis, Millis, Node, Pod } from '../shared/domain/types.js';
 import { NodeChangedDetailType, PodChangedDetailType } from '../shared/events.js';
@@ -49,6 +51,19 @@ import {
 } from './shaping.js';
 
 export { BoundPodsFieldSelector, NodeLeaseNamespace } from './informers.js';
+
+/** The leader Lease's annotation of the last full republish (ISO 8601, the writer's clock). */
+export const ViewRepublishedAnnotation = 'nlc.io/view-republished-at';
+/** The leader Lease's annotation of the relay terms of the last hour (ISO 8601, comma-separated). */
+export const RecentTermsAnnotation = 'nlc.io/recent-terms';
+/** Terms the annotation keeps at most. */
+const MaxRecentTerms = 30;
+/** A full republish at most once per 30 min, across replicas and restarts. */
+export const DefaultRepublishDamping: Millis = 30 * 60_000;
+/** How far ahead of this replica's clock a time another replica recorded may be and still count. */
+const RecordedTimeSlack: Millis = 30_000;
+/** More leader changes than this within an hour is logged as flapping. */
+export const DefaultTakeoverWarningPerHour = 6;
 export type { PublishBackoff } from './publisher.js';
 
 export interface RelayOptions {
@@ -87,6 +102,14 @@ export interface RelayOptions {
    * under every region's EventBridge invocation quota; 5,000 nodes in 20 s). Infinity: unpaced.
    */
   readonly republishRate?: number;
+  /**
+   * A full republish (the view and the node deletions) is made at most once per this window, across
+   * every replica and restart (recorded on the leader Lease; 30 min). A relay without leader election
+   * has nowhere to record it and always republishes in full.
+   */
+  readonly republishDamping?: Millis;
+  /** Leader changes within an hour above which the relay warns that it flaps (6). */
+  readonly takeoverWarningPerHour?: number;
   /** Timeout of one list request (60 s: a page of 500 pods from a busy API server). */
   readonly listTimeoutMs?: Millis;
   readonly reflectorBackoff?: Partial<ReflectorBackoff>;
@@ -317,11 +340,45 @@ export function createRelay(options: RelayOptions): Relay {
     publisher.scheduleFlush();
   }
 
-  // Once per term, after the informers have listed (republish.ts says why).
+  // Once per term, after the informers have listed (republish.ts says why), damped: a full republish at
+  // most once per republishDamping, whichever replica made it (the Lease records it).
   function republish(): void {
     if (!republishDue || !leading) return;
     republishDue = false;
-    republishView({ cluster, relayId, recent, nodes, pods, publisher, metrics, logger }, scheduler.now());
+    const now = scheduler.now();
+    // Written on another replica's clock: a time in the future (a clock ahead) damps nothing, so a bad
+    // clock cannot hold back the full republishes of the others.
+    const recorded = (at: number): boolean => at <= now + RecordedTimeSlack;
+    const lastFull = Date.parse(elector?.annotation(ViewRepublishedAnnotation) ?? '');
+    const full = !(
+      recorded(lastFull) && now - lastFull < (options.republishDamping ?? DefaultRepublishDamping)
+    );
+    republishView({ cluster, relayId, recent, nodes, pods, publisher, metrics, logger }, now, full);
+    if (full) elector?.setAnnotation(ViewRepublishedAnnotation, new Date(now).toISOString());
+    // The terms of the last hour, whichever replica or process led them: on the Lease too.
+    const terms = (elector?.annotation(RecentTermsAnnotation) ?? '')
+      .split(',')
+      .map((at) => Date.parse(at))
+      .filter((at) => recorded(at) && now - at < 3_600_000);
+    terms.push(leaderSince ?? now);
+    elector?.setAnnotation(
+      RecentTermsAnnotation,
+      terms
+        .slice(-MaxRecentTerms)
+        .map((at) => new Date(at).toISOString())
+        .join(','),
+    );
+    const takeovers = terms.length;
+    metrics.takeoversLastHour.set(takeovers);
+    const warnAbove = options.takeoverWarningPerHour ?? DefaultTakeoverWarningPerHour;
+    if (takeovers > warnAbove) {
+      logger.warn('the relay leader changed more often than expected: is a replica crash-looping?', {
+        relayId,
+        takeoversLastHour: takeovers,
+        threshold: warnAbove,
+        republish: full ? 'full' : 'damped',
+      });
+    }
   }
 
   function stoppedLeading(reason: string): void {

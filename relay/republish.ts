@@ -1,6 +1,6 @@
 // What a replica that starts leading republishes, once its informers have listed (relay.ts decides
 // when): the recent changes on the live lane, then on the paced lane the node deletions of the last
-// 24 h and its current view (recentChanges.ts).
+// 24 h and its current view (recentChanges.ts); only the recent changes when the republish is damped.
 //
 // Why republish on every takeover (docs/relay.md, "Guarantees"): the predecessor may have observed
 // changes it never published (a bus outage, then a stop with events pending, or a crash), for any
@@ -8,6 +8,13 @@
 // writes, costs a write per change on the hot path and a store the relay does not otherwise need;
 // the view costs one paced burst per takeover, and the consumers are idempotent and order nodes by
 // resourceVersion, so a republished copy never undoes a newer one.
+//
+// Damped (relay.ts): a relay that crash-loops or flaps would republish its whole view on every term.
+// The functions no longer need it to converge (every digest's fingerprints correct the node copies, and
+// the monitor's pod sweep the pods: docs/architecture.md#level-triggered); it only makes a takeover's
+// pods converge at once rather than within the sweep. So a full republish is made at most once per
+// damping window across all replicas, recorded on the leader Lease; the others replay their recent
+// changes only.
 import type { EpochMillis, Node, Pod } from '../shared/domain/types.js';
 import type { RelayLogger } from './logger.js';
 import type { RelayMetrics } from './metrics.js';
@@ -26,12 +33,26 @@ export interface RepublishSources {
   readonly logger: RelayLogger;
 }
 
-/** Hands the new leader's republish to the publisher's lanes, counted and logged. */
-export function republishView(sources: RepublishSources, now: EpochMillis): void {
+/**
+ * Hands the new leader's republish to the publisher's lanes, counted and logged. `full`: also its current
+ * view and the node deletions of the last 24 h; otherwise (damped: a full one was made recently, by
+ * this replica or another) only the replay window's changes.
+ */
+export function republishView(sources: RepublishSources, now: EpochMillis, full = true): void {
   const { cluster, relayId, recent, nodes, pods, publisher, metrics, logger } = sources;
   // Live lane, first: the recent changes (deletions, pods of healthy nodes the view cannot show).
   const replay = recent.replay(now);
   for (const c of replay) publisher.addChange(c.event, c.observedAt, false);
+  metrics.republishes.inc({ kind: full ? 'full' : 'damped' });
+  if (!full) {
+    metrics.republishedEvents.inc({ kind: 'recent_change' }, replay.length);
+    logger.info('republishing only the recent changes as the new leader: a full republish is recent', {
+      relayId,
+      recentChanges: replay.length,
+    });
+    publisher.scheduleFlush();
+    return;
+  }
   // Paced lane: node deletions, the nodes the functions act on, their pods, the other nodes.
   const deletions = recent.nodeDeletions(now);
   for (const c of deletions) publisher.addRepublished(c.event, c.observedAt);

@@ -9,6 +9,7 @@ import type { Wire } from '../../../local/apiserver/index.js';
 import { RelayUser, subjectRules } from '../../../local/simulate/identities.js';
 import { compareDigestPosition } from '../../../shared/heartbeatDigest.js';
 import type { HeartbeatDigest } from '../../../shared/events.js';
+import { ViewRepublishedAnnotation, type RelayOptions } from '../../../relay/relay.js';
 import {
   createNode,
   createTestRelay,
@@ -34,11 +35,14 @@ afterEach(async () => {
   sim = undefined;
 });
 
-function replica(s: Sim, name: string): TestRelay {
+function replica(s: Sim, name: string, overrides: Partial<RelayOptions> = {}): TestRelay {
   const t = createTestRelay(s, {
     relayId: name,
     token: identity(name).token,
     leaderElection: { namespace: RelayNamespace, name: leaseName },
+    // What a full republish carries is tested here; the damping of repeated ones below.
+    republishDamping: 0,
+    ...overrides,
   });
   relays.push(t);
   return t;
@@ -185,5 +189,84 @@ describe('infra/relay/rbac.yaml', () => {
     expect(t.sink.nodeChanges().map((c) => c.node.name)).toEqual(['node-a', 'node-b']);
     expect(t.sink.digests().length).toBeGreaterThanOrEqual(1);
     expect(t.logger.lines.filter((l) => l.level === 'warn' || l.level === 'error')).toEqual([]);
+  });
+});
+
+describe('the republish, damped', () => {
+  it('a relay that takes over again and again within the window republishes its whole view once; the Lease records it', async () => {
+    const names = ['relay-a', 'relay-b', 'relay-c', 'relay-d'];
+    const s = (sim = await startSim({ identities: names.map(identity) }));
+    for (const node of ['node-a', 'node-b']) createNode(s, node);
+    const started: TestRelay[] = [];
+    // A rolling update gone wrong: four replicas in turn, each stopped a minute after it took over.
+    for (const name of names) {
+      const t = replica(s, name, { republishDamping: 30 * 60_000 });
+      started.push(t);
+      await startReplica(s, t);
+      await run(s, 5_000);
+      expect(t.relay.isLeader(), name).toBe(true);
+      await run(s, 55_000);
+      await t.relay.stop();
+    }
+    // The first took over with no record: its whole view (two nodes). The others, within 30 minutes
+    // of it, replayed their recent changes only (none here).
+    expect(started.map((t) => t.sink.nodeChanges().length)).toEqual([2, 0, 0, 0]);
+    const annotation = lease(s).metadata?.annotations?.[ViewRepublishedAnnotation];
+    expect(Date.parse(annotation ?? '')).toBeLessThan(s.scheduler.now() - 3 * 60_000);
+    for (const t of started.slice(1)) {
+      expect(t.logger.lines.filter((l) => l.level === 'info').map((l) => l.message)).toContain(
+        'republishing only the recent changes as the new leader: a full republish is recent',
+      );
+    }
+  });
+
+  it('a full republish again once the window has passed; more than six takeovers in an hour is a warning', async () => {
+    const names = Array.from({ length: 8 }, (_, i) => `relay-${i}`);
+    const s = (sim = await startSim({ identities: names.map(identity) }));
+    createNode(s, 'node-a');
+    createNode(s, 'node-b');
+    const started: TestRelay[] = [];
+    for (const name of names) {
+      const t = replica(s, name, { republishDamping: 4 * 60_000 });
+      started.push(t);
+      await startReplica(s, t);
+      await run(s, 5_000);
+      await run(s, 55_000);
+      await t.relay.stop();
+    }
+    // One a minute, 4 minutes of damping: full, damped × 3, full, damped × 3.
+    expect(started.map((t) => t.sink.nodeChanges().length)).toEqual([2, 0, 0, 0, 2, 0, 0, 0]);
+    const last = started.at(-1);
+    expect(last?.logger.lines.filter((l) => l.level === 'warn').map((l) => l.message)).toContain(
+      'the relay leader changed more often than expected: is a replica crash-looping?',
+    );
+  });
+});
+
+describe('the republish, damped, on a clock it cannot verify', () => {
+  it('a record in the future (a replica whose clock was an hour ahead) damps nothing: the next leader republishes in full', async () => {
+    const names = ['relay-a', 'relay-b'];
+    const s = (sim = await startSim({ identities: names.map(identity) }));
+    createNode(s, 'node-a');
+    createNode(s, 'node-b');
+    const first = replica(s, 'relay-a', { republishDamping: 30 * 60_000 });
+    await startReplica(s, first);
+    await run(s, 10_000);
+    await first.relay.stop();
+    // What relay-a would have written had its clock been an hour ahead.
+    const ahead = new Date(s.scheduler.now() + 3_600_000).toISOString();
+    s.api.store.leases.patch(
+      leaseName,
+      { metadata: { annotations: { [ViewRepublishedAnnotation]: ahead } } },
+      { type: 'merge', namespace: RelayNamespace },
+    );
+    const second = replica(s, 'relay-b', { republishDamping: 30 * 60_000 });
+    await startReplica(s, second);
+    await run(s, 10_000);
+    expect(second.relay.isLeader()).toBe(true);
+    expect([first, second].map((t) => t.sink.nodeChanges().length)).toEqual([2, 2]);
+    // relay-b's own record replaces the one from the future.
+    const recorded = Date.parse(lease(s).metadata?.annotations?.[ViewRepublishedAnnotation] ?? '');
+    expect(recorded).toBeLessThanOrEqual(s.scheduler.now());
   });
 });
