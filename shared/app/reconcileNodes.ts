@@ -34,6 +34,9 @@ export const MaxNodeReadsPerPass = 100;
 /** How long a read whose answer did not settle a difference stands for the same fingerprint. */
 export const NodeReadMemoTtl: Millis = 5 * 60_000;
 
+/** After a repair failed (an API error, a write refused), how long before the node is read again. */
+export const FailedRepairRetry: Millis = 30_000;
+
 /**
  * How long a copy must have been stored before a write it calls for counts as missed: node-taints acts
  * within a second of the change reaching the bus, and its own write comes back as the next Node Changed.
@@ -216,6 +219,11 @@ export function nodeCheckDecisions(
  * pass to find (a level-triggered retry). Errors are logged, never thrown: the pass is committed.
  */
 export async function repairNodes(deps: NodeCheckDeps, found: NodeChecks, memo: NodeReadMemo): Promise<void> {
+  // A failed repair is tried again FailedRepairRetry later, not every pass.
+  const retrySoon = (name: string): void => {
+    const entry = memo.get(name);
+    if (entry !== undefined) memo.set(name, { ...entry, at: entry.at - NodeReadMemoTtl + FailedRepairRetry });
+  };
   const { config, stores, observer, signal } = deps;
   const cluster = config.cluster;
   const opts = signal === undefined ? {} : { signal };
@@ -236,7 +244,7 @@ export async function repairNodes(deps: NodeCheckDeps, found: NodeChecks, memo: 
       if (config.evictionMode === 'taint') await handleNodeChanged(deps, change(live), opts);
     } catch (error) {
       failed.push(`${name}: ${error instanceof Error ? error.message : String(error)}`);
-      memo.delete(name); // read again next pass
+      retrySoon(name);
       continue;
     }
     await stores.nodes.replaceNode(cluster, name, live, { resourceVersion: stored.resourceVersion }, opts);
@@ -246,11 +254,11 @@ export async function repairNodes(deps: NodeCheckDeps, found: NodeChecks, memo: 
       await runNodeTaints(deps, change(live), { signal, fromApi: true });
     } catch (error) {
       failed.push(`${name}: ${error instanceof Error ? error.message : String(error)}`);
-      memo.delete(name);
+      retrySoon(name);
     }
   }
   if (failed.length > 0) {
-    observer.warn('repairing node copies failed for some nodes; the next pass finds them again', {
+    observer.warn('repairing node copies failed for some nodes; they are tried again in 30 s', {
       cluster,
       failed: failed.length,
       errors: failed.slice(0, 10),

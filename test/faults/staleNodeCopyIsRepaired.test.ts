@@ -10,7 +10,7 @@
 // (docs/architecture.md#level-triggered).
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runMonitorPass, type MonitorCache } from '../../shared/app/monitor.js';
-import type { NodeReadMemo } from '../../shared/app/reconcileNodes.js';
+import { FailedRepairRetry, type NodeReadMemo } from '../../shared/app/reconcileNodes.js';
 import { TaintNodeNotReady } from '../../shared/domain/taints.js';
 import type { EpochMillis } from '../../shared/domain/types.js';
 import type { LoadedState } from '../../shared/ports/stores.js';
@@ -159,6 +159,32 @@ describe('a stale node copy is repaired within the pass that sees it', () => {
     // The relay's fingerprint changes: read again.
     const third = await pass(t0 + 15 * S, await relayFingerprints({ 'node-a': 'BBBBBB' }));
     expect(nodeReads(third.requests, 'node-a')).toBe(1);
+  });
+});
+
+describe('a repair that fails', () => {
+  it('is tried again FailedRepairRetry later, not every pass, and lands once the API answers', async () => {
+    reportNotReady('node-b'); // its Node Changed never reaches the functions
+    const stop = world.api.faults.inject({
+      kind: 'internalError',
+      match: { verb: 'patch', resource: 'nodes', name: 'node-b' },
+    });
+    const failed = await pass(t0 + 5 * S);
+    expect(nodeReads(failed.requests, 'node-b')).toBeGreaterThanOrEqual(1);
+    expect(world.observer.warnings()).toContain(
+      'repairing node copies failed for some nodes; they are tried again in 30 s',
+    );
+    // The copy is kept as it was, so the difference stays for the retry to find.
+    expect((await stored('node-b'))?.conditions.find((c) => c.type === 'Ready')?.status).toBe('True');
+    stop();
+    // Within FailedRepairRetry of the failed read: not read again.
+    const waiting = await pass(t0 + 5 * S + FailedRepairRetry - S);
+    expect(nodeReads(waiting.requests, 'node-b')).toBe(0);
+    // Past it: read, repaired, tainted.
+    const retried = await pass(t0 + 5 * S + FailedRepairRetry);
+    expect(nodeReads(retried.requests, 'node-b')).toBeGreaterThanOrEqual(1);
+    expect((await stored('node-b'))?.conditions.find((c) => c.type === 'Ready')?.status).toBe('False');
+    expect(world.taintsOf('node-b')).toContainEqual({ key: TaintNodeNotReady, effect: 'NoSchedule' });
   });
 });
 
