@@ -259,13 +259,15 @@ describe('nlc status', () => {
   });
 
   it('colours only a terminal, and not with NO_COLOR set', async () => {
-    const plain = await runCli(['status', ...target]);
+    // One reader's instant for every run compared: the ages are the reader's clock against the writer's.
+    const now = t0 + 90_000;
+    const plain = await runCli(['status', ...target], { now });
     expect(plain.stdout).not.toContain(ESC);
-    const tty = await runCli(['status', ...target], { tty: true });
+    const tty = await runCli(['status', ...target], { tty: true, now });
     expect(tty.stdout).toContain(`${ESC}32mNormal`);
     expect(tty.stdout).toContain(`${ESC}31mUnknown`);
     expect(stripVTControlCharacters(tty.stdout)).toBe(plain.stdout);
-    const noColor = await runCli(['status', ...target], { tty: true, env: { NO_COLOR: '1' } });
+    const noColor = await runCli(['status', ...target], { tty: true, env: { NO_COLOR: '1' }, now });
     expect(noColor.stdout).toBe(plain.stdout);
   });
 
@@ -280,8 +282,9 @@ describe('nlc status', () => {
       NLC_POD_EVICTIONS_TABLE: names.podEvictions,
       NLC_DECISIONS_TABLE: names.decisions,
     };
-    const fromEnv = await runCli(['status'], { env });
-    const fromFlags = await runCli(['status', ...target]);
+    const now = t0 + 90_000;
+    const fromEnv = await runCli(['status'], { env, now });
+    const fromFlags = await runCli(['status', ...target], { now });
     expect(fromEnv.code).toBe(0);
     expect(fromEnv.stdout).toBe(fromFlags.stdout);
   });
