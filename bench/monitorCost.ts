@@ -21,6 +21,7 @@ import type { Effect, ResultOf } from '../shared/domain/effects.js';
 import type { Node, NodeCondition } from '../shared/domain/types.js';
 import { HeartbeatDigestDetailType, RelaySource, utf8Bytes, type HeartbeatDigest } from '../shared/events.js';
 import { DefaultDigestPartMaxBytes, heartbeatDigestBytes, splitDigest } from '../shared/heartbeatDigest.js';
+import { nodeFingerprint } from '../shared/nodeFingerprint.js';
 import type { LogFields, Observer } from '../shared/ports/observer.js';
 import type { LoadedState } from '../shared/ports/stores.js';
 import { startDynamoDb } from '../test/helpers/dynamodb.js';
@@ -81,6 +82,9 @@ function eksNode(i: number): Node {
       'failure-domain.beta.kubernetes.io/zone': zone,
       'kubernetes.io/arch': 'amd64',
       'kubernetes.io/os': 'linux',
+      // As node-taints' reconcileNodeLabels leaves every node of a steady cluster.
+      'beta.kubernetes.io/arch': 'amd64',
+      'beta.kubernetes.io/os': 'linux',
       'topology.kubernetes.io/region': 'eu-west-1',
       'topology.kubernetes.io/zone': zone,
     },
@@ -178,7 +182,8 @@ async function run(nodeCount: number) {
     stores,
     cluster,
     observer,
-    clock: { now: () => performance.now() },
+    // The functions' clock, on which digests are received (it decides their time: shared/digestClock.ts).
+    clock: { now: () => wall },
     triggerDrainer: () => {
       triggers++;
       return Promise.resolve();
@@ -209,6 +214,9 @@ async function run(nodeCount: number) {
     part: { index: 0, count: 1 },
     // Leases renew every 10 s, spread over the period.
     probes: new Map(nodes.map((n, i) => [n.name, now - ((i * 7919) % 10_000)])),
+    // What the relay sends with them: the fingerprint of its copy of each node (the same as the cache's
+    // in a steady cluster, so the monitor reads nothing: docs/architecture.md#level-triggered).
+    fingerprints: new Map(nodes.map((n) => [n.name, nodeFingerprint(n)])),
   });
   const rows: Row[] = [];
   const step = async (label: string, fn: () => Promise<unknown>): Promise<void> => {
