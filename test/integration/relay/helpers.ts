@@ -3,11 +3,13 @@
 // choose. Time is virtual: the relay's timers (digests, flushes, retries, leader election) fire only
 // when a test advances the VirtualScheduler; watch events arrive over real sockets, so tests wait for
 // them by polling with a generous bound.
+import type { V1Lease } from '@kubernetes/client-node';
 import {
   type ApiServerHandle,
   type Identity,
   type StartApiServerOptions,
   startApiServer,
+  type Wire,
 } from '../../../local/apiserver/index.js';
 import { formatMicroTime, formatTime } from '../../../local/apiserver/timestamps.js';
 import { VirtualScheduler } from '../../../local/virtualScheduler.js';
@@ -296,4 +298,29 @@ export function createPod(
 /** An identity whose token the relay uses, so faults can target one replica (`match.user`). */
 export function identity(name: string): Identity {
   return { name, token: `token-${name}` };
+}
+
+/** The relay's leader Lease as the API simulator stores it. */
+export function relayLease(sim: Sim, name = 'nlc-relay'): Wire<V1Lease> {
+  return sim.api.store.leases.get(name, { namespace: RelayNamespace });
+}
+
+/** Starts a replica and lets its first election try run. */
+export async function startReplica(t: TestRelay): Promise<void> {
+  await t.relay.start();
+  await waitForSync(t.relay);
+}
+
+/**
+ * Advances in 500 ms steps, renewing node-a's and node-b's Leases every 10 s as kubelets do, calling
+ * `each` after every step.
+ */
+export async function runRenewing(sim: Sim, ms: number, each: () => void = () => undefined): Promise<void> {
+  for (let elapsed = 0; elapsed < ms; elapsed += 500) {
+    await sim.scheduler.advance(500);
+    if (elapsed % 10_000 === 0) {
+      for (const node of ['node-a', 'node-b']) renewLease(sim, node, sim.scheduler.now());
+    }
+    each();
+  }
 }

@@ -9,17 +9,18 @@ import type { Wire } from '../../../local/apiserver/index.js';
 import { RelayUser, subjectRules } from '../../../local/simulate/identities.js';
 import { compareDigestPosition } from '../../../shared/heartbeatDigest.js';
 import type { HeartbeatDigest } from '../../../shared/events.js';
-import { ViewRepublishedAnnotation, type RelayOptions } from '../../../relay/relay.js';
+import type { RelayOptions } from '../../../relay/relay.js';
 import {
   createNode,
   createTestRelay,
   identity,
   RelayNamespace,
-  renewLease,
+  relayLease,
+  runRenewing,
   type Sim,
+  startReplica,
   startSim,
   type TestRelay,
-  waitForSync,
 } from './helpers.js';
 
 // Watch events travel over real sockets; each wait is bounded (helpers.waitFor), the test more loosely.
@@ -40,7 +41,7 @@ function replica(s: Sim, name: string, overrides: Partial<RelayOptions> = {}): T
     relayId: name,
     token: identity(name).token,
     leaderElection: { namespace: RelayNamespace, name: leaseName },
-    // What a full republish carries is tested here; the damping of repeated ones below.
+    // What a full republish carries is tested here; its damping in test/faults/relayFlapping.test.ts.
     republishDamping: 0,
     ...overrides,
   });
@@ -48,26 +49,7 @@ function replica(s: Sim, name: string, overrides: Partial<RelayOptions> = {}): T
   return t;
 }
 
-function lease(s: Sim): Wire<V1Lease> {
-  return s.api.store.leases.get(leaseName, { namespace: RelayNamespace });
-}
-
-/** Starts a replica and lets its first election try run. */
-async function startReplica(s: Sim, t: TestRelay): Promise<void> {
-  await t.relay.start();
-  await waitForSync(t.relay);
-}
-
-/** Advances in small steps, renewing the nodes' leases as kubelets do, calling `each` after every step. */
-async function run(s: Sim, ms: number, each: () => void = () => undefined): Promise<void> {
-  for (let elapsed = 0; elapsed < ms; elapsed += 500) {
-    await s.scheduler.advance(500);
-    if (elapsed % 10_000 === 0) {
-      for (const node of ['node-a', 'node-b']) renewLease(s, node, s.scheduler.now());
-    }
-    each();
-  }
-}
+const lease = (s: Sim): Wire<V1Lease> => relayLease(s, leaseName);
 
 function byPosition(digests: readonly HeartbeatDigest[]): HeartbeatDigest[] {
   return [...digests].sort(compareDigestPosition);
@@ -79,12 +61,12 @@ describe('leader election', () => {
     createNode(s, 'node-a');
     createNode(s, 'node-b');
     const a = replica(s, 'relay-a');
-    await startReplica(s, a);
+    await startReplica(a);
     await s.scheduler.advance(0); // A's first try: the Lease does not exist, A creates it
     expect(a.relay.isLeader()).toBe(true);
     const b = replica(s, 'relay-b');
-    await startReplica(s, b);
-    await run(s, 20_000);
+    await startReplica(b);
+    await runRenewing(s, 20_000);
 
     expect(b.relay.isLeader()).toBe(false);
     expect(b.sink.calls).toHaveLength(0);
@@ -99,7 +81,7 @@ describe('leader election', () => {
     await a.relay.stop(); // SIGTERM: publish what is pending, then release
     expect(lease(s).spec?.holderIdentity).toBe('');
     const released = s.scheduler.now();
-    await run(s, 6_000);
+    await runRenewing(s, 6_000);
 
     expect(b.relay.isLeader()).toBe(true);
     // Acquired at its next try (at most 2 s × 2.2 with client-go's jitter), not a lease duration later.
@@ -126,11 +108,11 @@ describe('leader election', () => {
     createNode(s, 'node-a');
     createNode(s, 'node-b');
     const a = replica(s, 'relay-a');
-    await startReplica(s, a);
+    await startReplica(a);
     await s.scheduler.advance(0);
     const b = replica(s, 'relay-b');
-    await startReplica(s, b);
-    await run(s, 6_000);
+    await startReplica(b);
+    await runRenewing(s, 6_000);
     expect(a.relay.isLeader()).toBe(true);
 
     // A's requests to its Lease fail from now on (an API server partition on A's side).
@@ -142,7 +124,7 @@ describe('leader election', () => {
     let aStopped: number | undefined;
     let bStarted: number | undefined;
     let bothLeading = false;
-    await run(s, 30_000, () => {
+    await runRenewing(s, 30_000, () => {
       const now = s.scheduler.now();
       if (aStopped === undefined && !a.relay.isLeader()) aStopped = now;
       if (bStarted === undefined && b.relay.isLeader()) bStarted = now;
@@ -182,91 +164,12 @@ describe('infra/relay/rbac.yaml', () => {
       leaderElection: { namespace: RelayNamespace, name: leaseName },
     });
     relays.push(t);
-    await startReplica(s, t);
-    await run(s, 6_000);
+    await startReplica(t);
+    await runRenewing(s, 6_000);
 
     expect(t.relay.isLeader()).toBe(true);
     expect(t.sink.nodeChanges().map((c) => c.node.name)).toEqual(['node-a', 'node-b']);
     expect(t.sink.digests().length).toBeGreaterThanOrEqual(1);
     expect(t.logger.lines.filter((l) => l.level === 'warn' || l.level === 'error')).toEqual([]);
-  });
-});
-
-describe('the republish, damped', () => {
-  it('a relay that takes over again and again within the window republishes its whole view once; the Lease records it', async () => {
-    const names = ['relay-a', 'relay-b', 'relay-c', 'relay-d'];
-    const s = (sim = await startSim({ identities: names.map(identity) }));
-    for (const node of ['node-a', 'node-b']) createNode(s, node);
-    const started: TestRelay[] = [];
-    // A rolling update gone wrong: four replicas in turn, each stopped a minute after it took over.
-    for (const name of names) {
-      const t = replica(s, name, { republishDamping: 30 * 60_000 });
-      started.push(t);
-      await startReplica(s, t);
-      await run(s, 5_000);
-      expect(t.relay.isLeader(), name).toBe(true);
-      await run(s, 55_000);
-      await t.relay.stop();
-    }
-    // The first took over with no record: its whole view (two nodes). The others, within 30 minutes
-    // of it, replayed their recent changes only (none here).
-    expect(started.map((t) => t.sink.nodeChanges().length)).toEqual([2, 0, 0, 0]);
-    const annotation = lease(s).metadata?.annotations?.[ViewRepublishedAnnotation];
-    expect(Date.parse(annotation ?? '')).toBeLessThan(s.scheduler.now() - 3 * 60_000);
-    for (const t of started.slice(1)) {
-      expect(t.logger.lines.filter((l) => l.level === 'info').map((l) => l.message)).toContain(
-        'republishing only the recent changes as the new leader: a full republish is recent',
-      );
-    }
-  });
-
-  it('a full republish again once the window has passed; more than six takeovers in an hour is a warning', async () => {
-    const names = Array.from({ length: 8 }, (_, i) => `relay-${i}`);
-    const s = (sim = await startSim({ identities: names.map(identity) }));
-    createNode(s, 'node-a');
-    createNode(s, 'node-b');
-    const started: TestRelay[] = [];
-    for (const name of names) {
-      const t = replica(s, name, { republishDamping: 4 * 60_000 });
-      started.push(t);
-      await startReplica(s, t);
-      await run(s, 5_000);
-      await run(s, 55_000);
-      await t.relay.stop();
-    }
-    // One a minute, 4 minutes of damping: full, damped × 3, full, damped × 3.
-    expect(started.map((t) => t.sink.nodeChanges().length)).toEqual([2, 0, 0, 0, 2, 0, 0, 0]);
-    const last = started.at(-1);
-    expect(last?.logger.lines.filter((l) => l.level === 'warn').map((l) => l.message)).toContain(
-      'the relay leader changed more often than expected: is a replica crash-looping?',
-    );
-  });
-});
-
-describe('the republish, damped, on a clock it cannot verify', () => {
-  it('a record in the future (a replica whose clock was an hour ahead) damps nothing: the next leader republishes in full', async () => {
-    const names = ['relay-a', 'relay-b'];
-    const s = (sim = await startSim({ identities: names.map(identity) }));
-    createNode(s, 'node-a');
-    createNode(s, 'node-b');
-    const first = replica(s, 'relay-a', { republishDamping: 30 * 60_000 });
-    await startReplica(s, first);
-    await run(s, 10_000);
-    await first.relay.stop();
-    // What relay-a would have written had its clock been an hour ahead.
-    const ahead = new Date(s.scheduler.now() + 3_600_000).toISOString();
-    s.api.store.leases.patch(
-      leaseName,
-      { metadata: { annotations: { [ViewRepublishedAnnotation]: ahead } } },
-      { type: 'merge', namespace: RelayNamespace },
-    );
-    const second = replica(s, 'relay-b', { republishDamping: 30 * 60_000 });
-    await startReplica(s, second);
-    await run(s, 10_000);
-    expect(second.relay.isLeader()).toBe(true);
-    expect([first, second].map((t) => t.sink.nodeChanges().length)).toEqual([2, 2]);
-    // relay-b's own record replaces the one from the future.
-    const recorded = Date.parse(lease(s).metadata?.annotations?.[ViewRepublishedAnnotation] ?? '');
-    expect(recorded).toBeLessThanOrEqual(s.scheduler.now());
   });
 });
