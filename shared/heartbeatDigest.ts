@@ -1,29 +1,22 @@
-// The Heartbeat Digest as a stream: ordering across relay leaderships, splitting a large digest into
+// The Heartbeat Digest as a stream: its position, splitting a large digest into
 // parts that fit an EventBridge entry, and reassembling the parts. The contract itself (fields, wire
 // encoding) is in events.ts; the reasoning and the measured sizes are in docs/events.md.
 import type { EpochMillis } from './domain/types.js';
 import { DigestPartsError } from './errors.js';
 import { encodeDetail, HeartbeatDigestDetailType, utf8Bytes, type HeartbeatDigest } from './events.js';
 
+/** Code-point order (the wire's name order), not the locale's. */
 function compareStrings(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /**
- * Where a digest stands in the relay's stream. `leaderSince` is the leadership term: the relay-clock
- * instant this relay became leader. A new leader restarts `sequence` at 0 with a later `leaderSince`,
- * so the order (leaderSince, relayId, sequence) never goes back across failovers or restarts.
+ * Where a digest stands in the relay's stream: its relay term (`relayId`, and `leaderSince`, the
+ * relay-clock instant the relay became leader) and its `sequence` within the term. Only the sequence
+ * orders digests, and only within a term; which term counts is the leader Lease's to say, and a relay's
+ * clock orders nothing (shared/digestClock.ts).
  */
 export type DigestPosition = Pick<HeartbeatDigest, 'leaderSince' | 'relayId' | 'sequence'>;
-
-/**
- * Negative when `a` comes before `b`, 0 for the same digest (or a part of it), positive after: the order
- * the parts of multi-part digests are kept and dropped in. Which digest a pass accepts is decided on its
- * verified term and its time (shared/digestClock.ts), not on this.
- */
-export function compareDigestPosition(a: DigestPosition, b: DigestPosition): number {
-  return a.leaderSince - b.leaderSince || compareStrings(a.relayId, b.relayId) || a.sequence - b.sequence;
-}
 
 /**
  * The part size the relay should split at: the pre-2026 EventBridge entry limit (256 KB) less room for

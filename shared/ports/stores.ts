@@ -459,14 +459,18 @@ export interface DecisionStore {
 export interface DigestPartStore {
   /**
    * Stores `part` (a duplicate delivery overwrites itself) and returns every stored part of the same
-   * digest, this one included; drops the stored parts of older digests.
+   * digest, this one included; drops the stored parts of earlier digests of its relay term, and those of
+   * any other digest stored more than a minute ago (the functions' clock).
    */
   addPart(
     cluster: string,
     part: HeartbeatDigest,
     opts?: StoreCallOptions,
   ): Promise<readonly HeartbeatDigest[]>;
-  /** Drops the stored parts of the digest at `upTo` and of every older one (after it was processed). */
+  /**
+   * Drops the stored parts of the digest at `upTo` and of the earlier digests of its term (after it was
+   * processed), and those of any other digest stored more than a minute ago.
+   */
   clearParts(cluster: string, upTo: DigestPosition, opts?: StoreCallOptions): Promise<void>;
 }
 

@@ -45,7 +45,6 @@ import {
   type PodChangedWire,
 } from '../../shared/events.js';
 import {
-  compareDigestPosition,
   DefaultDigestPartMaxBytes,
   heartbeatDigestBytes,
   mergeDigestParts,
@@ -635,24 +634,6 @@ describe('Heartbeat Digest encoding', () => {
     const entry = utf8Bytes(RelaySource) + utf8Bytes(HeartbeatDigestDetailType) + heartbeatDigestBytes(d);
     expect(entry).toBeLessThanOrEqual(64 * 1024);
     expect(splitDigest(d, DefaultDigestPartMaxBytes)).toEqual([d]);
-  });
-});
-
-describe('compareDigestPosition (the order parts are kept and dropped in)', () => {
-  it('is a total order: antisymmetric and transitive', () => {
-    const position = fc.record({
-      leaderSince: fc.integer({ min: 0, max: 5 }),
-      relayId: fc.constantFrom('a', 'b'),
-      sequence: fc.nat(3),
-    });
-    fc.assert(
-      fc.property(position, position, position, (a, b, c) => {
-        expect(Math.sign(compareDigestPosition(a, b)) + Math.sign(compareDigestPosition(b, a))).toBe(0);
-        if (compareDigestPosition(a, b) <= 0 && compareDigestPosition(b, c) <= 0) {
-          expect(compareDigestPosition(a, c)).toBeLessThanOrEqual(0);
-        }
-      }),
-    );
   });
 });
 

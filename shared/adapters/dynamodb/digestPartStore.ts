@@ -7,11 +7,18 @@
 // drainer's Queries of the Zones partition never read these rows). One item per part:
 //
 //   cluster = prod#digest-parts   zone = <ISO leaderSince>#<sequence, 16 digits>#<index, 6 digits>#<relayId>
-//   leaderSince, relayId, sequence, partIndex, partCount, observedAt, detail (gzip of the wire detail JSON)
+//   leaderSince, relayId, sequence, partIndex, partCount, observedAt, receivedAtMs,
+//   detail (gzip of the wire detail JSON)
 //
 // A part is at most ~255 KB of JSON; gzip keeps the item well under DynamoDB's 400 KB and the write units
 // low (probe ages and shared name prefixes compress about fourfold). No TTL is needed: every part that
-// arrives drops the parts of older digests, and a processed digest drops its own (clearParts).
+// arrives drops the parts it makes useless, and a processed digest drops its own (clearParts).
+//
+// Which parts are useless is never decided on a relay's clock (docs/architecture.md#digest-time): a
+// leaderSince from a clock ahead or behind would keep a part forever, read with every later part.
+// Within one relay term the sequence orders digests; across terms nothing the relay says does, so a part
+// of another digest goes once it has waited PartAssemblyWindow on the functions' own clock (the relay
+// publishes a digest's parts together: they arrive within seconds, or the digest is superseded).
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { z } from 'zod';
 import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
@@ -22,7 +29,8 @@ import {
   parseHeartbeatDigest,
   type HeartbeatDigest,
 } from '../../events.js';
-import { compareDigestPosition, type DigestPosition } from '../../heartbeatDigest.js';
+import type { DigestPosition } from '../../heartbeatDigest.js';
+import type { EpochMillis, Millis } from '../../domain/types.js';
 import type { DigestPartStore, StoreCallOptions } from '../../ports/stores.js';
 import { queryAll, request, type DynamoContext, type StoredItem } from './client.js';
 import { checkClusterName, encodeInstant, InstantSchema, isoString } from './codec.js';
@@ -32,6 +40,9 @@ import { parseItem } from './items.js';
 export function digestPartsPartition(cluster: string): string {
   return `${checkClusterName(cluster)}#digest-parts`;
 }
+
+/** How long a part of a digest waits for the others, on the functions' clock, before it is dropped. */
+export const PartAssemblyWindow: Millis = 60_000;
 
 function sortKey(part: DigestPosition & { readonly index: number }): string {
   return [
@@ -47,7 +58,24 @@ const PartPositionSchema = z.object({
   leaderSince: InstantSchema,
   relayId: z.string(),
   sequence: z.number(),
+  // Absent on parts stored before it was kept: taken as long past.
+  receivedAtMs: z.number().optional(),
 });
+type StoredPart = z.infer<typeof PartPositionSchema>;
+
+const sameTerm = (a: DigestPosition, b: DigestPosition): boolean =>
+  a.relayId === b.relayId && a.leaderSince === b.leaderSince;
+
+/**
+ * Whether a stored part is no longer needed once `than` is (arrived, or processed with `inclusive`): an
+ * earlier digest of the same term, or any other digest's part that has waited past PartAssemblyWindow.
+ */
+function superseded(item: StoredPart, than: DigestPosition, now: EpochMillis, inclusive: boolean): boolean {
+  if (sameTerm(item, than) && (inclusive ? item.sequence <= than.sequence : item.sequence < than.sequence)) {
+    return true;
+  }
+  return !(now - (item.receivedAtMs ?? Number.NEGATIVE_INFINITY) < PartAssemblyWindow);
+}
 const PartItemSchema = PartPositionSchema.extend({ detail: z.instanceof(Uint8Array) });
 
 export class DynamoDbDigestPartStore implements DigestPartStore {
@@ -61,6 +89,7 @@ export class DynamoDbDigestPartStore implements DigestPartStore {
     const { ctx } = this;
     const partition = digestPartsPartition(cluster);
     const key = { cluster: partition, zone: sortKey({ ...part, index: part.part.index }) };
+    const now = ctx.clock.now();
     const detail = gzipSync(
       JSON.stringify(encodeDetail({ detailType: HeartbeatDigestDetailType, detail: part })),
     );
@@ -81,8 +110,9 @@ export class DynamoDbDigestPartStore implements DigestPartStore {
               partIndex: part.part.index,
               partCount: part.part.count,
               observedAt: encodeInstant(part.observedAt),
+              receivedAtMs: now,
               detail,
-              updatedAt: isoString(ctx.clock.now()),
+              updatedAt: isoString(now),
             },
             ReturnConsumedCapacity: 'TOTAL',
           }),
@@ -96,9 +126,9 @@ export class DynamoDbDigestPartStore implements DigestPartStore {
     for (const raw of await this.readPartition(partition, true, opts.signal)) {
       const ref = { table: ctx.tables.zones, key: { cluster: partition, zone: String(raw.zone) } };
       const item = parseItem(PartItemSchema, raw, ref);
-      const order = compareDigestPosition(item, part);
-      if (order < 0) older.push(raw);
-      else if (order === 0) siblings.push(decodePart(item.detail, ref));
+      if (sameTerm(item, part) && item.sequence === part.sequence)
+        siblings.push(decodePart(item.detail, ref));
+      else if (superseded(item, part, now, false)) older.push(raw);
     }
     await this.deleteAll(partition, older, opts.signal);
     return siblings;
@@ -107,9 +137,10 @@ export class DynamoDbDigestPartStore implements DigestPartStore {
   async clearParts(cluster: string, upTo: DigestPosition, opts: StoreCallOptions = {}): Promise<void> {
     const { ctx } = this;
     const partition = digestPartsPartition(cluster);
+    const now = ctx.clock.now();
     const done = (await this.readPartition(partition, false, opts.signal)).filter((raw) => {
       const ref = { table: ctx.tables.zones, key: { cluster: partition, zone: String(raw.zone) } };
-      return compareDigestPosition(parseItem(PartPositionSchema, raw, ref), upTo) <= 0;
+      return superseded(parseItem(PartPositionSchema, raw, ref), upTo, now, true);
     });
     await this.deleteAll(partition, done, opts.signal);
   }
@@ -128,9 +159,15 @@ export class DynamoDbDigestPartStore implements DigestPartStore {
         KeyConditionExpression: '#c = :c',
         ExpressionAttributeNames: {
           '#c': 'cluster',
-          ...(!withDetail && { '#z': 'zone', '#l': 'leaderSince', '#r': 'relayId', '#s': 'sequence' }),
+          ...(!withDetail && {
+            '#z': 'zone',
+            '#l': 'leaderSince',
+            '#r': 'relayId',
+            '#s': 'sequence',
+            '#t': 'receivedAtMs',
+          }),
         },
-        ...(!withDetail && { ProjectionExpression: '#z, #l, #r, #s' }),
+        ...(!withDetail && { ProjectionExpression: '#z, #l, #r, #s, #t' }),
         ExpressionAttributeValues: { ':c': partition },
         ConsistentRead: true,
       },

@@ -7,7 +7,6 @@ import type { V1Lease } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Wire } from '../../../local/apiserver/index.js';
 import { RelayUser, subjectRules } from '../../../local/simulate/identities.js';
-import { compareDigestPosition } from '../../../shared/heartbeatDigest.js';
 import type { HeartbeatDigest } from '../../../shared/events.js';
 import type { RelayOptions } from '../../../relay/relay.js';
 import {
@@ -52,7 +51,8 @@ function replica(s: Sim, name: string, overrides: Partial<RelayOptions> = {}): T
 const lease = (s: Sim): Wire<V1Lease> => relayLease(s, leaseName);
 
 function byPosition(digests: readonly HeartbeatDigest[]): HeartbeatDigest[] {
-  return [...digests].sort(compareDigestPosition);
+  // Each replica's term in the order it began (one virtual clock here), then by sequence.
+  return [...digests].sort((a, b) => a.leaderSince - b.leaderSince || a.sequence - b.sequence);
 }
 
 describe('leader election', () => {
