@@ -31,14 +31,14 @@ export type LimiterView =
       readonly last: string | null;
       /** Tokens at `at` (stored tokens plus the refill since `last`, capped at burst): what is shown. */
       readonly tokensNow: number;
-      /** The instant tokensNow is for, on the relay's clock (the clock the zone queues run on). */
+      /** The instant tokensNow is for, on the functions' clock (the clock the zone queues run on). */
       readonly at: string | null;
     }
   | { readonly kind: 'never'; readonly qps: 0 };
 
 /**
- * A zone's limiter as stored, with its tokens at `now`. `now` must be on the relay's clock, as the
- * stored `last` is (the functions' clock: docs/architecture.md#digest-time).
+ * A zone's limiter as stored, with its tokens at `now`. `now` must be on the functions' clock, as the
+ * stored `last` is (docs/architecture.md#digest-time).
  *
  * @example limiterView(queue.limiter, Date.now()).tokensNow // 1 for a bucket drained long ago
  */
@@ -106,9 +106,9 @@ export function queuePlaces(queues: ReadonlyMap<string, RateLimitedTimedQueue>):
 
 /**
  * How long a node has been silent as far as the controller knows, one definition for `nlc status` and
- * the live view. Both instants are on the relay's clock: the probe time the controller stored, and
- * the last digest's observedAt (the pass that last judged the node). So neither the reader's clock,
- * the functions' clocks nor bus delays skew it.
+ * the live view. Both instants are the relay's moved onto the functions' clock by its term's offset: the
+ * probe time the controller stored, and the last digest's observedAt (the pass that last judged the
+ * node). So neither the reader's clock nor bus delays skew it.
  *
  * The controller stores a probe only when it decides something (docs/state.md, "Write on change"):
  * for a node it holds silent (Ready=Unknown, which it wrote) the stored probe is the last one it saw,

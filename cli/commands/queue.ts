@@ -2,7 +2,7 @@
 // zoneNoExecuteTainter; zonePodEvictor in legacy mode): its token bucket, its entries in processing
 // order and the processed-once set; then the taint eviction controller's pending pod deletions.
 // Read through ZoneQueueStore.loadZoneQueues, PodEvictionStore.list and the cluster row, the drainer's
-// own reads: the zone queues run on the relay's clock, the pod evictions on the functions' clock.
+// own reads, all on the functions' clock.
 import { Command } from 'commander';
 import { z } from 'zod';
 import type { EpochMillis } from '../../shared/domain/types.js';
@@ -55,6 +55,17 @@ export interface QueueEntryView {
   readonly processAt: string | null;
   /** processAt is not after `relayAt`: the next drainer run takes it, if the limiter has a token. */
   readonly due: boolean;
+  /**
+   * The token a drainer run spent on the entry while its taint write has no recorded outcome (null:
+   * none). Until `until` no other run takes the entry; from then on (`runOut`) the next run takes it
+   * over without a token (docs/state.md, EvictionQueue `claim`).
+   */
+  readonly claim: {
+    readonly by: string;
+    readonly at: string | null;
+    readonly until: string | null;
+    readonly runOut: boolean;
+  } | null;
 }
 
 export interface ZoneQueueView {
@@ -118,6 +129,15 @@ export function buildQueue(
           addedAt: isoTime(v.addedAt),
           processAt: isoTime(v.processAt),
           due: v.processAt <= relayAt,
+          claim:
+            v.claim === undefined
+              ? null
+              : {
+                  by: v.claim.by,
+                  at: isoTime(v.claim.at),
+                  until: isoTime(v.claim.until),
+                  runOut: relayAt >= v.claim.until,
+                },
         })),
         processedOnce: queue.set.filter((name) => !queued.has(name)).sort(naturalCompare),
       };
@@ -159,6 +179,12 @@ const ENTRY_COLUMNS: readonly Column<QueueEntryView>[] = [
   { header: 'added at', value: (e) => e.addedAt ?? '-' },
   { header: 'process at', value: (e) => e.processAt ?? '-' },
   { header: 'due', value: (e) => (e.due ? 'yes' : 'no'), colour: (e) => (e.due ? 'yellow' : undefined) },
+  {
+    header: 'claimed by',
+    value: (e) => (e.claim === null ? '-' : `${e.claim.by}${e.claim.runOut ? ' (run out)' : ''}`),
+    colour: (e) => (e.claim?.runOut === true ? 'yellow' : undefined),
+  },
+  { header: 'claimed until', value: (e) => e.claim?.until ?? '-', wide: true },
 ];
 
 const EVICTION_COLUMNS: readonly Column<PodEvictionView>[] = [
@@ -220,11 +246,13 @@ Per zone: the token bucket (QPS, tokens now of burst, when a token was last take
 tainting), the queue in processing order (a due entry is taken by the next drainer run when a token
 is available) and the processed-once set (tainted nodes, not queued again until they recover). Then
 the pending pod deletions of the taint eviction controller. "Due" is judged at the wall clock's now
-(--at to choose), as the drainer judges it: pod deletions on that clock, zone queues and tokens on
-the relay's clock it stands for (the last digest's time plus the time since it was committed).
--o json|yaml: cluster, at, relayAt, zones[] {zone, limiter, entries[] {position, node, uid, addedAt,
-processAt, due}, processedOnce[]}, podEvictions[] {pod, node, createdAt, fireAt, firesAt, state,
-due, inSeconds}.
+(--at to choose), as the drainer judges it on its own clock: the queues, tokens and pod deletions are
+all stamped on the functions' clock. "Claimed by" names the drainer run that spent a token on an entry
+and has not recorded its taint write yet; "(run out)": that run is late (15 s), and the next run takes
+the entry over without spending another token (-o wide: until when).
+-o json|yaml: cluster, at, relayAt (= at), zones[] {zone, limiter, entries[] {position, node, uid,
+addedAt, processAt, due, claim {by, at, until, runOut} | null}, processedOnce[]}, podEvictions[] {pod,
+node, createdAt, fireAt, firesAt, state, due, inSeconds}.
 
 Examples:
   nlc queue                                      # next to a running npm start

@@ -75,7 +75,7 @@ export interface ZoneStatus {
 export interface NodeEvictionView {
   /** 1-based place in the zone queue, null when not queued. */
   readonly position: number | null;
-  /** When the queue will process it (relay clock). */
+  /** When the queue will process it (the functions' clock). */
   readonly processAt: string | null;
   /** In the processed-once set without being queued: already processed. */
   readonly processed: boolean;
@@ -94,7 +94,7 @@ export interface NodeStatus {
   readonly taints: readonly string[];
   /** Every taint on the node copy the controller holds. */
   readonly allTaints: readonly { key: string; value?: string; effect: string; timeAdded?: string | null }[];
-  /** The last probe the controller stored (relay clock; only stored when it decides, see probeAge). */
+  /** The last probe the controller stored (moved onto the functions' clock; only stored when it decides, see probeAge). */
   readonly probeTime: string | null;
   /**
    * How long the node has been silent as the controller sees it (present.ts probeAge): the last

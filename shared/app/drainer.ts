@@ -166,7 +166,6 @@ export async function runDrainer(deps: DrainerDeps, now: EpochMillis): Promise<D
   const { config, stores, observer, signal } = deps;
   const cluster = config.cluster;
   const opts = signal === undefined ? {} : { signal };
-  // The zone queues are on the relay's clock (see the module comment): one GetItem of the cluster row.
   // The zone queues are stamped on the functions' clock (docs/architecture.md#digest-time): ours.
   const queueNow = now;
   let context: Record<string, JsonValue> = {};
@@ -175,7 +174,8 @@ export async function runDrainer(deps: DrainerDeps, now: EpochMillis): Promise<D
     port: deps.cluster,
     decisions: stores.decisions,
     source: DrainerSource,
-    // The monitor's decisions are at relay-clock instants: the trail stays in one order.
+    // The monitor's decisions are at its digests' instants moved onto the functions' clock, as ours are:
+    // the trail stays in one order.
     at: queueNow,
     dryRun: config.dryRun,
     observer,
@@ -293,6 +293,8 @@ export async function runDrainer(deps: DrainerDeps, now: EpochMillis): Promise<D
   };
   observer.info('drainer run', {
     cluster,
+    // The id its token claims carry (`nlc queue`, CLAIMED BY).
+    run: claimant.by,
     now: new Date(now).toISOString(),
     queueNow: new Date(queueNow).toISOString(),
     ...(nextDueInMs !== undefined && { nextDueInMs }),
@@ -311,9 +313,9 @@ export async function runDrainer(deps: DrainerDeps, now: EpochMillis): Promise<D
 }
 
 /**
- * How long after `now` something is next due: a zone queue's next hand-out (relay clock, from a fresh
- * read of the queues, which this run and the monitor may have changed) or a pod eviction (the caller's
- * clock). Each is measured on its own clock and only the durations are compared.
+ * How long after `now` something is next due: a zone queue's next hand-out (from a fresh read of the
+ * queues, which this run and the monitor may have changed) or a pod eviction, both on the functions'
+ * clock.
  */
 async function nextDue(
   deps: DrainerDeps,

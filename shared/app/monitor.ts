@@ -104,7 +104,7 @@ export interface MonitorPassSummary {
   readonly changes: number;
   readonly zones: Readonly<Record<string, string>>;
   readonly masterDisruption: boolean;
-  /** Time since the previous processed digest (relay clock); absent for the first one. */
+  /** Time since the previous processed digest (both on the functions' clock); absent for the first one. */
   readonly observationGapMs?: number;
   /** The gap was longer than nodeMonitorGracePeriod: every node got a fresh probe. */
   readonly observationGapReset: boolean;
@@ -673,9 +673,8 @@ async function passAndCommit(
 
 /**
  * After a committed pass: start the drainer when something becomes due before the next pass: a zone
- * queue hands out an item within nodeMonitorPeriod (tryNext / nextHandOutAt on the committed queue, on
- * the relay's clock like the queue), or, in taint mode, a pod eviction timer is due within it (on the
- * functions' clock, like the timers). The drainer waits in process for the instant (drainerWaitBudget),
+ * queue hands out an item within nodeMonitorPeriod (tryNext / nextHandOutAt on the committed queue), or,
+ * in taint mode, a pod eviction timer is due within it (both on the functions' clock). The drainer waits in process for the instant (drainerWaitBudget),
  * so a token is used when it comes, not on the next pass. A failed invoke is logged, not thrown: the
  * pass is committed, and the drainer's own schedule runs within a minute (a retry of this event would
  * be a stale no-op and never trigger it either).

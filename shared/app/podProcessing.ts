@@ -9,8 +9,8 @@
 // - nodeHealthMap, the node lister and nodeEvictionMap are the pod's node's Nodes item (one strongly
 //   consistent read, ControllerStateStore.getNodeHealth). The saved Ready condition may lag the node by up
 //   to one monitor period, as upstream's.
-// - `now` (legacy timeouts) is the injected clock, compared with health timestamps on the relay's clock:
-//   skew between them is seconds against a 5-minute podEvictionTimeout.
+// - `now` (legacy timeouts) is the injected clock, compared with health timestamps the monitor stored on
+//   the functions' clock (its digests' instants moved by their term's offset): one clock.
 // - Pod Changed has no old pod, only `oldNodeName` on a rebind. An update without it cannot be told from
 //   a binding (an unbound pod's node is ""), so it is processed: every step is idempotent.
 // - Legacy evictPods does not write the `toBeEvicted` status (the monitor's health group): no decision

@@ -474,8 +474,8 @@ export class DynamoDbControllerStateStore implements ControllerStateStore {
         : `${e.n('metaVersion')} = ${e.v(expected)}`;
     const key = { cluster, zone: ClusterRowKey };
     if (phase === 'fence') {
-      // Moves only the version (and when): updatedAtMs stays the last processed digest's, which the
-      // drainer pairs with lastObservedAt to read the relay's clock.
+      // Moves only the version (and when): updatedAtMs stays the last processed digest's commit time,
+      // from which the schedule fallback measures relay silence.
       const fence = e.update({ metaVersion: expected + 1, commitStartedAtMs: now });
       await this.update(ctx.tables.zones, key, fence, metaVersionUnchanged, e, signal);
       return { version: expected + 1, at: now };

@@ -3,6 +3,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import type { QueueReport } from '../../../cli/commands/queue.js';
+import { TokenClaimTtl } from '../../../shared/app/drainer.js';
+import { tryNext } from '../../../shared/domain/rateLimitedTimedQueue.js';
 import { runCli, tableRow } from './helpers.js';
 import { CLUSTER, iso, PREFIX, queuedAt, seedStack, t0, type SeededStack } from './seed.js';
 
@@ -29,8 +31,16 @@ describe('nlc queue', () => {
       // The token taken at t0 + 60 s, refilled at 0.01 qps for 35 s.
       `Zone region1:zone-a: limiter 0.01 qps, 0.35 of 1 tokens (bucket last updated ${iso(t0 + 60_000)}); processed once: 1`,
     );
-    expect(lines[1]?.split(/\s{2,}/)).toEqual(['#', 'NODE', 'UID', 'ADDED AT', 'PROCESS AT', 'DUE']);
-    expect(tableRow(stdout, '1')).toEqual(['1', 'a-2', 'uid-a-2', iso(queuedAt), iso(queuedAt), 'yes']);
+    expect(lines[1]?.split(/\s{2,}/)).toEqual([
+      '#',
+      'NODE',
+      'UID',
+      'ADDED AT',
+      'PROCESS AT',
+      'DUE',
+      'CLAIMED BY',
+    ]);
+    expect(tableRow(stdout, '1')).toEqual(['1', 'a-2', 'uid-a-2', iso(queuedAt), iso(queuedAt), 'yes', '-']);
     const zoneB = lines.findIndex((l) => l.startsWith('Zone region1:zone-b'));
     expect(lines[zoneB]).toBe(
       `Zone region1:zone-b: limiter 0.01 qps, 1.00 of 1 tokens (bucket last updated ${iso(t0)}); processed once: 0`,
@@ -93,6 +103,7 @@ describe('nlc queue', () => {
           addedAt: iso(queuedAt),
           processAt: iso(queuedAt),
           due: true,
+          claim: null,
         },
       ],
       processedOnce: ['a-1'],
@@ -117,5 +128,50 @@ describe('nlc queue', () => {
     expect(stderr).toBe(
       'error: Invalid options (1 problem):\n- --at: expected an ISO 8601 time like 2026-01-29T09:00:00Z\n',
     );
+  });
+});
+
+describe('nlc queue, an entry a drainer run holds the token of', () => {
+  let claimed: SeededStack;
+  let claimedTarget: string[];
+  // zone-a's bucket (0.01 qps, its token taken at t0 + 60 s) has a token again from t0 + 160 s.
+  const takenAt = t0 + 200_000;
+  beforeAll(async () => {
+    claimed = await seedStack();
+    claimedTarget = ['--endpoint', claimed.endpoint, '--tables-prefix', PREFIX, '--cluster', CLUSTER];
+    // What a drainer run does before its taint write: the token and its claim, in one conditional write.
+    const stores = claimed.db.stores();
+    const zone = [...(await stores.zoneQueues.loadZoneQueues(CLUSTER)).queues.keys()].find((z) =>
+      z.endsWith('zone-a'),
+    );
+    if (zone === undefined) throw new Error('seed: no zone-a queue');
+    const { result } = await stores.zoneQueues.updateZoneQueue(CLUSTER, zone, (q) => {
+      if (q === undefined) return { queue: undefined, result: undefined };
+      const step = tryNext(q, takenAt, { by: 'run-7f3a', ttl: TokenClaimTtl });
+      return { queue: step.queue, result: step.item };
+    });
+    expect(result?.value).toBe('a-2');
+  });
+  afterAll(async () => {
+    await claimed.stop();
+  });
+
+  it('names the run while its claim lasts, and says when it has run out (the next run takes it over)', async () => {
+    const during = await runCli(['queue', ...claimedTarget, '--at', iso(takenAt + 5_000)]);
+    expect(tableRow(during.stdout, '1')?.slice(1, 2)).toEqual(['a-2']);
+    expect(tableRow(during.stdout, '1')?.at(-1)).toBe('run-7f3a');
+    const wide = await runCli(['queue', ...claimedTarget, '--at', iso(takenAt + 5_000), '-o', 'wide']);
+    expect(tableRow(wide.stdout, '1')?.slice(-2)).toEqual(['run-7f3a', iso(takenAt + TokenClaimTtl)]);
+    const after = await runCli(['queue', ...claimedTarget, '--at', iso(takenAt + TokenClaimTtl)]);
+    expect(tableRow(after.stdout, '1')?.at(-1)).toBe('run-7f3a (run out)');
+    const json = JSON.parse(
+      (await runCli(['queue', ...claimedTarget, '--at', iso(takenAt + 5_000), '-o', 'json'])).stdout,
+    ) as QueueReport;
+    expect(json.zones[0]?.entries[0]?.claim).toEqual({
+      by: 'run-7f3a',
+      at: iso(takenAt),
+      until: iso(takenAt + TokenClaimTtl),
+      runOut: false,
+    });
   });
 });
