@@ -1,8 +1,8 @@
 // `npm run chaos`: does every example scenario end in the same state whatever the delivery does? Runs
 // each of examples/scenarios/*.yaml once without --chaos, then under several chaos profiles × seeds, and
 // counts, per example and profile, the runs that ended in the chaos-free run's final state: every node's
-// Ready status and taints (as a set), and the set of pods the controller deleted (docs/simulate.md,
-// "npm run chaos"). Each mismatch is printed with what differs and the `nlc simulate --chaos …` line
+// Ready status and taints (as a set), the set of pods the controller deleted, and each pod's count of
+// "Marking for deletion" Events (docs/simulate.md, "npm run chaos"). Each mismatch is printed with what differs and the `nlc simulate --chaos …` line
 // that reproduces it. Exit 0 when every run matched, 1 otherwise, 2 for a bad option.
 //
 // Runs are independent: they go to a pool of worker processes (scripts/chaosWorker.ts, `--jobs`, the
@@ -57,7 +57,8 @@ export class ChaosOptionsError extends Error {
 export const Usage = `Usage: npm run chaos -- [options]
 
 Runs every example scenario without --chaos, then under each chaos profile and seed, and counts the
-runs that ended in the same final state (every node's Ready and taints, the set of pods deleted).
+runs that ended in the same final state (every node's Ready and taints, the set of pods deleted, each
+pod's "Marking for deletion" Events).
 
 Options:
   --seeds LIST       seeds of each profile: "1-20" (the default), "7", "1,3,10-12"
@@ -185,11 +186,16 @@ export interface NodeEnd {
   readonly taints: readonly string[];
 }
 
-/** What a run must end in: every node's Ready and taints, and the set of pods deleted. */
+/**
+ * What a run must end in: every node's Ready and taints, the set of pods deleted, and how many "Marking
+ * for deletion" Events each pod got (one per decided deletion, however often its events came).
+ */
 export interface FinalState {
   readonly nodes: Readonly<Record<string, NodeEnd>>;
   /** `namespace/name`, sorted, each once. */
   readonly podsDeleted: readonly string[];
+  /** `Pod/namespace/name` → its "Marking for deletion" Events, in name order. */
+  readonly markings: Readonly<Record<string, number>>;
 }
 
 /** The final state of a run's lines: the Summary's nodes and the PodDeleted lines' pods. */
@@ -204,8 +210,18 @@ export function finalStateOf(lines: readonly TimelineLine[]): FinalState {
     };
   }
   const podsDeleted = new Set<string>();
-  for (const line of lines) if (line.kind === 'PodDeleted') podsDeleted.add(line.pod);
-  return { nodes, podsDeleted: [...podsDeleted].sort(compare) };
+  const markings = new Map<string, number>();
+  for (const line of lines) {
+    if (line.kind === 'PodDeleted') podsDeleted.add(line.pod);
+    if (line.kind === 'Event' && line.message.startsWith('Marking for deletion')) {
+      markings.set(line.object, (markings.get(line.object) ?? 0) + 1);
+    }
+  }
+  return {
+    nodes,
+    podsDeleted: [...podsDeleted].sort(compare),
+    markings: Object.fromEntries([...markings].sort(([a], [b]) => compare(a, b))),
+  };
 }
 
 function compare(a: string, b: string): number {
@@ -224,6 +240,12 @@ export interface StateDifference {
   readonly podsDeletedOnlyWithoutChaos: readonly string[];
   /** Pods deleted under chaos only. */
   readonly podsDeletedOnlyWithChaos: readonly string[];
+  /** Pods whose count of "Marking for deletion" Events differs (0 when they got none). */
+  readonly markings: readonly {
+    readonly object: string;
+    readonly expected: number;
+    readonly actual: number;
+  }[];
 }
 
 export function compareStates(expected: FinalState, actual: FinalState): StateDifference | undefined {
@@ -243,8 +265,18 @@ export function compareStates(expected: FinalState, actual: FinalState): StateDi
   const without = new Set(expected.podsDeleted);
   const onlyWithout = expected.podsDeleted.filter((pod) => !withChaos.has(pod));
   const onlyWith = actual.podsDeleted.filter((pod) => !without.has(pod));
-  if (nodes.length === 0 && onlyWithout.length === 0 && onlyWith.length === 0) return undefined;
-  return { nodes, podsDeletedOnlyWithoutChaos: onlyWithout, podsDeletedOnlyWithChaos: onlyWith };
+  const markings = [...new Set([...Object.keys(expected.markings), ...Object.keys(actual.markings)])]
+    .sort(compare)
+    .map((object) => ({
+      object,
+      expected: expected.markings[object] ?? 0,
+      actual: actual.markings[object] ?? 0,
+    }))
+    .filter((m) => m.expected !== m.actual);
+  if (nodes.length === 0 && onlyWithout.length === 0 && onlyWith.length === 0 && markings.length === 0) {
+    return undefined;
+  }
+  return { nodes, podsDeletedOnlyWithoutChaos: onlyWithout, podsDeletedOnlyWithChaos: onlyWith, markings };
 }
 
 function sameNode(a: NodeEnd, b: NodeEnd): boolean {
@@ -316,6 +348,9 @@ export function describeMismatch(result: RunResult): string {
       lines.push(`  pods deleted only without chaos: ${difference.podsDeletedOnlyWithoutChaos.join(', ')}`);
     if (difference.podsDeletedOnlyWithChaos.length > 0)
       lines.push(`  pods deleted only under chaos: ${difference.podsDeletedOnlyWithChaos.join(', ')}`);
+    for (const { object, expected, actual } of difference.markings) {
+      lines.push(`  ${object}: ${actual} "Marking for deletion" Events (without chaos: ${expected})`);
+    }
   }
   lines.push(`  reproduce: ${reproduce(result)}`);
   return lines.join('\n');

@@ -160,6 +160,15 @@ const summary = (
     taints: n.taints.map(([key, effect]) => ({ key, effect: effect as 'NoSchedule' | 'NoExecute' })),
   })),
 });
+const event = (pod: string, message: string): TimelineLine => ({
+  ...t,
+  kind: 'Event',
+  reason: 'TaintManagerEviction',
+  object: `Pod/${pod}`,
+  message,
+  type: 'Normal',
+});
+const marking = (pod: string): TimelineLine => event(pod, `Marking for deletion Pod ${pod}`);
 const deleted = (pod: string, at = 0): TimelineLine => ({
   ...t,
   t: at,
@@ -170,8 +179,12 @@ const deleted = (pod: string, at = 0): TimelineLine => ({
 });
 
 describe('finalStateOf', () => {
-  it('keeps every node’s Ready and taints as a set, and the set of pods deleted; not counts or times', () => {
+  it('keeps every node’s Ready and taints as a set, the set of pods deleted, and each pod’s Marking Events', () => {
     const state = finalStateOf([
+      marking('default/web-1'),
+      marking('default/web-1'),
+      marking('default/batch-1'),
+      event('default/web-1', 'Cancelling deletion Pod default/web-1'),
       deleted('default/web-1', 30),
       deleted('default/web-1', 400),
       deleted('default/batch-1', 90),
@@ -197,6 +210,7 @@ describe('finalStateOf', () => {
         'a-2': { ready: 'True', taints: [] },
       },
       podsDeleted: ['default/batch-1', 'default/web-1'],
+      markings: { 'Pod/default/batch-1': 1, 'Pod/default/web-1': 2 },
     });
     expect(Object.keys(state.nodes)).toEqual(['a-1', 'a-2']);
   });
@@ -215,6 +229,7 @@ const calm: FinalState = {
     'a-2': { ready: 'True', taints: [] },
   },
   podsDeleted: ['default/batch-1', 'default/web-1'],
+  markings: { 'Pod/default/batch-1': 1, 'Pod/default/web-1': 1 },
 };
 
 describe('compareStates', () => {
@@ -223,6 +238,7 @@ describe('compareStates', () => {
       compareStates(calm, {
         nodes: { 'a-2': calm.nodes['a-2']!, 'a-1': calm.nodes['a-1']! },
         podsDeleted: [...calm.podsDeleted],
+        markings: { 'Pod/default/web-1': 1, 'Pod/default/batch-1': 1 },
       }),
     ).toBeUndefined();
   });
@@ -235,6 +251,7 @@ describe('compareStates', () => {
         'a-3': { ready: 'True', taints: [] },
       },
       podsDeleted: ['default/batch-1', 'default/web-2'],
+      markings: { 'Pod/default/batch-1': 1, 'Pod/default/web-2': 1 },
     };
     const difference = compareStates(calm, chaotic);
     expect(difference).toEqual({
@@ -248,6 +265,10 @@ describe('compareStates', () => {
       ],
       podsDeletedOnlyWithoutChaos: ['default/web-1'],
       podsDeletedOnlyWithChaos: ['default/web-2'],
+      markings: [
+        { object: 'Pod/default/web-1', expected: 1, actual: 0 },
+        { object: 'Pod/default/web-2', expected: 0, actual: 1 },
+      ],
     });
     const back = compareStates(chaotic, calm);
     expect(back?.nodes.map((n) => n.node)).toEqual(['a-1', 'a-3']);
@@ -263,6 +284,16 @@ describe('compareStates', () => {
     expect(ready?.nodes.map((n) => `${n.node} ${n.expected?.ready ?? ''}→${n.actual?.ready ?? ''}`)).toEqual([
       'a-2 True→Unknown',
     ]);
+  });
+
+  it('a second "Marking for deletion" for a pod deleted once is a difference of its own', () => {
+    const twice = compareStates(calm, { ...calm, markings: { ...calm.markings, 'Pod/default/web-1': 2 } });
+    expect(twice).toEqual({
+      nodes: [],
+      podsDeletedOnlyWithoutChaos: [],
+      podsDeletedOnlyWithChaos: [],
+      markings: [{ object: 'Pod/default/web-1', expected: 1, actual: 2 }],
+    });
   });
 });
 
@@ -284,6 +315,7 @@ const results: RunResult[] = [
       ],
       podsDeletedOnlyWithoutChaos: ['default/web-1'],
       podsDeletedOnlyWithChaos: [],
+      markings: [{ object: 'Pod/default/batch-1', expected: 1, actual: 2 }],
     },
   },
   { example: 'relay-outage', profile: 'deadLetter=0.05', seed: 1, same: false, error: 'Error: boom' },
@@ -304,6 +336,7 @@ describe('the report', () => {
         'single-node-failure · deadLetter=0.05 · seed 1',
         '  node a-1: Ready=Unknown, taints unreachable:NoSchedule (without chaos: Ready=Unknown, taints unreachable:NoExecute unreachable:NoSchedule)',
         '  pods deleted only without chaos: default/web-1',
+        '  Pod/default/batch-1: 2 "Marking for deletion" Events (without chaos: 1)',
         '  reproduce: nlc simulate --chaos deadLetter=0.05,seed=1 examples/scenarios/single-node-failure.yaml',
       ].join('\n'),
     );
