@@ -133,9 +133,12 @@ describe('serverless package (stage test)', () => {
     expect(p.TracingConfig).toBeUndefined(); // tracing is off by default
     const env = (p.Environment as { Variables: Record<string, string> }).Variables;
     for (const key of Object.keys(CONFIG_KEYS) as ConfigKey[]) {
+      if (key === 'dryRun') continue;
       expect(env[CONFIG_KEYS[key].envVar], key).toBe(formatConfigValue(key, UPSTREAM_DEFAULTS[key]));
     }
     expect(env.NLC_EKS_CLUSTER_NAME).toBe(EKS_CLUSTER);
+    // Against EKS without mode=active: shadow, since EKS keeps its own NodeLifecycleController.
+    expect(env.NLC_DRY_RUN).toBe('true');
     const names = tableNamesWithPrefix(PREFIX);
     expect(env).toMatchObject({
       NLC_NODES_TABLE: names.nodes,
