@@ -174,6 +174,8 @@ async function run(nodeCount: number) {
     // No leader election in the bench: every term is taken as it comes (one read per term).
     getLeaderLease: () =>
       Promise.resolve({ ok: false as const, reason: 'NotFound' as const, message: 'no leader election' }),
+    // Read only for a node about to be marked Unknown: never in a healthy cluster.
+    getNodeLeaseVersion: unused,
   } satisfies MonitorDeps['cluster'];
   const observer = new CountingObserver();
   let triggers = 0;

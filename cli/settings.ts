@@ -4,7 +4,10 @@
 import { ownedEnvVars as clusterAuthEnvVars } from '../shared/adapters/kubernetes/authConfig.js';
 import {
   CONFIG_KEYS,
+  formatConfigValue,
   loadConfigWithSources,
+  UPSTREAM_DEFAULTS,
+  VERSIONED_KEYS,
   type ConfigKey,
   type ConfigWithSources,
 } from '../shared/config.js';
@@ -78,6 +81,20 @@ export function loadSettings(
       { cause: error },
     );
   }
+}
+
+/**
+ * A setting's default for help texts: upstream's at the newest emulated minor, and which settings the
+ * chosen minor changes.
+ *
+ * @example settingDefaultText('nodeMonitorGracePeriod') // '50s at 1.37; by --emulation-version'
+ */
+export function settingDefaultText(key: ConfigKey): string {
+  const value = formatConfigValue(key, UPSTREAM_DEFAULTS[key]);
+  const versioned: readonly ConfigKey[] = VERSIONED_KEYS;
+  return versioned.includes(key)
+    ? `${value} at ${UPSTREAM_DEFAULTS.emulationVersion}; by --emulation-version`
+    : value;
 }
 
 /** Every setting key, in display order. */

@@ -96,6 +96,8 @@ export class DigestLoop {
       sequence: this.sequence,
       observedAt: now,
       observingSince,
+      // For the functions' lease circuit breaker: how far this relay's view of the Leases reaches.
+      leaseResourceVersion: leases.status().resourceVersion,
     });
     this.sequence++;
     const partMaxBytes = this.options.partMaxBytes;

@@ -56,6 +56,8 @@ export const DefaultWatchStallTimeout: Millis = 180_000;
 export interface TrimmedLease {
   readonly nodeName: string;
   readonly renewTime?: EpochMillis;
+  /** metadata.resourceVersion (the digest's leaseVersions); absent only from a malformed object. */
+  readonly resourceVersion?: string;
 }
 
 export interface InformerHandlers {

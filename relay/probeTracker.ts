@@ -16,8 +16,14 @@
 // nodes renewing every 10 s the relay handles 500 observations a second; copying a 5,000-entry map on
 // each would cost more than the relay's whole CPU budget (docs/architecture.md#budgets). The functions stay
 // deterministic: no I/O, no clock, `now` is an argument.
+//
+// For upstream's lease circuit breaker (KEP-5647) the digest also names, for each node going silent,
+// the resourceVersion of the Lease the relay last saw (leaseVersions): the functions read the Lease live
+// before marking the node Unknown, and a different version means the relay's view is stale.
 import { getNodeCondition, NodeReady, type EpochMillis, type Node } from '../shared/domain/types.js';
 import type { HeartbeatDigest } from '../shared/events.js';
+import { isResourceVersion } from '../shared/eventPrimitives.js';
+import { LeaseVersionsAfterMs } from '../shared/heartbeatDigestWire.js';
 import { nodeFingerprint } from '../shared/nodeFingerprint.js';
 
 export interface TrackedNode {
@@ -29,6 +35,10 @@ export interface TrackedNode {
   probedAt?: EpochMillis;
   /** The fingerprint of the relay's current copy of the node (shared/nodeFingerprint.ts). */
   fingerprint: string;
+  /** metadata.resourceVersion of the node's Lease as last seen (whatever its renewTime). */
+  leaseResourceVersion?: string;
+  /** The node's Ready condition was `Unknown` when last seen (marked: nothing left to confirm). */
+  readyUnknown: boolean;
 }
 
 /** One entry per node currently known (seen by observeNodeStatus and not forgotten): bounded memory. */
@@ -55,17 +65,22 @@ function recordProbe(entry: TrackedNode, now: EpochMillis): 'probe' {
  * The controller's own writes keep the heartbeat, so marking a node Unknown is never a probe.
  */
 export function observeNodeStatus(tracker: ProbeTracker, node: Node, now: EpochMillis): ProbeObservation {
-  const heartbeat = getNodeCondition(node.conditions, NodeReady)?.lastHeartbeatTime;
+  const ready = getNodeCondition(node.conditions, NodeReady);
+  const heartbeat = ready?.lastHeartbeatTime;
+  const readyUnknown = ready?.status === 'Unknown';
   const entry = tracker.nodes.get(node.name);
   const fingerprint = nodeFingerprint(node);
   if (entry === undefined) {
     tracker.nodes.set(
       node.name,
-      heartbeat === undefined ? { fingerprint } : { readyHeartbeatTime: heartbeat, fingerprint },
+      heartbeat === undefined
+        ? { fingerprint, readyUnknown }
+        : { readyHeartbeatTime: heartbeat, fingerprint, readyUnknown },
     );
     return 'baseline';
   }
   entry.fingerprint = fingerprint;
+  entry.readyUnknown = readyUnknown;
   if (heartbeat === entry.readyHeartbeatTime) return 'unchanged';
   entry.readyHeartbeatTime = heartbeat;
   // The Ready condition (or its heartbeat) disappearing is not a sign of life.
@@ -76,16 +91,20 @@ export function observeNodeStatus(tracker: ProbeTracker, node: Node, now: EpochM
  * A node Lease from the lease informer. Only a renewTime later than the newest seen is a probe, as
  * upstream's `savedLease.Spec.RenewTime.Before(observedLease.Spec.RenewTime)`; an earlier one (a
  * kubelet clock stepped back) is ignored and not saved, as upstream does. Leases of nodes not known
- * yet are ignored, which keeps the tracker bounded by the node count.
+ * yet are ignored, which keeps the tracker bounded by the node count. The Lease's `resourceVersion` is
+ * kept whatever the observation: the informer delivers each Lease's versions in order, so the last
+ * seen is the newest, and it is what the functions compare with a live read (leaseVersions).
  */
 export function observeLease(
   tracker: ProbeTracker,
   nodeName: string,
   renewTime: EpochMillis | undefined,
   now: EpochMillis,
+  resourceVersion?: string,
 ): ProbeObservation {
   const entry = tracker.nodes.get(nodeName);
   if (entry === undefined) return 'unknownNode';
+  entry.leaseResourceVersion = resourceVersion === '' ? undefined : resourceVersion;
   if (renewTime === undefined) return 'unchanged';
   if (entry.leaseRenewTime === undefined) {
     entry.leaseRenewTime = renewTime;
@@ -117,6 +136,12 @@ export interface DigestIdentity {
    * gives every node a fresh probe when its controller starts.
    */
   readonly observingSince: EpochMillis;
+  /**
+   * The resourceVersion the lease informer has synced up to (its Reflector's status().resourceVersion);
+   * '' or undefined before its first list, and then left out of the digest (as is one over 64
+   * characters, which the contract cannot carry).
+   */
+  readonly leaseResourceVersion?: string;
 }
 
 /**
@@ -128,16 +153,34 @@ export interface DigestIdentity {
  * out: the functions keep the probe they have, as upstream keeps the creation time. A probe later than
  * observedAt (the relay clock stepped back) is sent as observedAt, since ages cannot be negative. Every
  * known node's fingerprint goes along, probed or not, so the functions can tell a stale copy.
+ *
+ * A node whose probe (as sent) is LeaseVersionsAfterMs or more before observedAt, whose Lease's
+ * resourceVersion the relay has seen and whose Ready it has not seen Unknown (once marked there is
+ * nothing left to confirm) also gets that version in `leaseVersions`: the nodes the functions may be
+ * about to mark. None in steady state, so the digest stays its size.
  */
 export function buildDigest(tracker: ProbeTracker, identity: DigestIdentity): HeartbeatDigest {
   const probes = new Map<string, EpochMillis>();
   const fingerprints = new Map<string, string>();
+  const leaseVersions = new Map<string, string>();
+  const silentSince = identity.observedAt - LeaseVersionsAfterMs;
   for (const [name, entry] of tracker.nodes) {
     const baseline = entry.leaseRenewTime !== undefined || entry.readyHeartbeatTime !== undefined;
     const probe = entry.probedAt ?? (baseline ? identity.observingSince : undefined);
-    if (probe !== undefined) probes.set(name, Math.min(probe, identity.observedAt));
+    if (probe !== undefined) {
+      const sent = Math.min(probe, identity.observedAt);
+      probes.set(name, sent);
+      const version = entry.leaseResourceVersion;
+      // A version the contract cannot carry (over 64 characters: no API server writes one) is left
+      // out rather than failing the whole digest's encoding; the functions then act without it.
+      if (sent <= silentSince && !entry.readyUnknown && version !== undefined && isResourceVersion(version)) {
+        leaseVersions.set(name, version);
+      }
+    }
     fingerprints.set(name, entry.fingerprint);
   }
+  const leaseResourceVersion = identity.leaseResourceVersion ?? '';
+  const synced = isResourceVersion(leaseResourceVersion);
   return {
     schemaVersion: 1,
     cluster: identity.cluster,
@@ -149,5 +192,7 @@ export function buildDigest(tracker: ProbeTracker, identity: DigestIdentity): He
     part: { index: 0, count: 1 },
     probes,
     fingerprints,
+    ...(leaseVersions.size > 0 && { leaseVersions }),
+    ...(synced && { leaseResourceVersion }),
   };
 }

@@ -249,7 +249,7 @@ export function createRelay(options: RelayOptions): Relay {
     ...(options.watch !== undefined && { watch: options.watch }),
     handlers: {
       lease: (lease) => {
-        observeLease(tracker, lease.nodeName, lease.renewTime, scheduler.now());
+        observeLease(tracker, lease.nodeName, lease.renewTime, scheduler.now(), lease.resourceVersion);
       },
       node: onNode,
       pod: onPod,
@@ -277,7 +277,8 @@ export function createRelay(options: RelayOptions): Relay {
     if (next !== undefined) {
       if (observeNodeStatus(tracker, next, now) === 'baseline') {
         // The node's lease may be cached already: take it as the baseline now, not at its next renewal.
-        observeLease(tracker, next.name, leases.get(next.name)?.renewTime, now);
+        const lease = leases.get(next.name);
+        observeLease(tracker, next.name, lease?.renewTime, now, lease?.resourceVersion);
       }
     } else if (old !== undefined) {
       forgetNode(tracker, old.name);

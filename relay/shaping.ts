@@ -56,11 +56,23 @@ function required<T>(value: T | null | undefined, kind: string, field: string): 
   return value;
 }
 
-/** A node Lease in kube-node-lease: the node it belongs to (same name) and its renewTime. */
-export function trimLease(v1: V1Lease): { readonly nodeName: string; readonly renewTime?: EpochMillis } {
+/**
+ * A node Lease in kube-node-lease: the node it belongs to (same name), its renewTime, and its
+ * resourceVersion (the digest's leaseVersions, for the functions' lease circuit breaker).
+ */
+export function trimLease(v1: V1Lease): {
+  readonly nodeName: string;
+  readonly renewTime?: EpochMillis;
+  readonly resourceVersion?: string;
+} {
   const nodeName = required(v1.metadata?.name, 'Lease', 'metadata.name');
   const renewTime = kubeTimeToMillis(v1.spec?.renewTime);
-  return renewTime === undefined ? { nodeName } : { nodeName, renewTime };
+  const resourceVersion = v1.metadata?.resourceVersion;
+  return {
+    nodeName,
+    ...(renewTime !== undefined && { renewTime }),
+    ...(resourceVersion !== undefined && resourceVersion !== '' && { resourceVersion }),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------

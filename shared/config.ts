@@ -15,15 +15,26 @@ import type { Millis } from './domain/types.js';
 import { coerceDuration, formatDuration } from './duration.js';
 import { ConfigError, type ConfigIssue } from './errors.js';
 import { editDistance, normalizeName } from './suggest.js';
+import {
+  DefaultEmulationVersion,
+  parseEmulationVersion,
+  upstreamBehaviour,
+  type EmulationVersion,
+} from './domain/upstreamVersion.js';
 
 // Durations belong to the settings' vocabulary: their importers may take them from here.
 
 export type EvictionMode = 'taint' | 'legacy';
 
 export interface ControllerConfig {
+  /**
+   * The upstream minor reproduced (shared/domain/upstreamVersion.ts): its defaults, and its behaviour
+   * where minors differ. The newest released one by default.
+   */
+  readonly emulationVersion: EmulationVersion;
   /** --node-monitor-period: how often monitorNodeHealth runs (and the relay sends a digest). 5s. */
   readonly nodeMonitorPeriod: Millis;
-  /** --node-monitor-grace-period: silence before Ready=Unknown. 50s (v1.32+; 40s before). */
+  /** --node-monitor-grace-period: silence before Ready=Unknown. 50s (v1.32+; 40s before): the emulated minor's. */
   readonly nodeMonitorGracePeriod: Millis;
   /** --node-startup-grace-period: grace for a node that never posted a Ready condition. 60s. */
   readonly nodeStartupGracePeriod: Millis;
@@ -35,9 +46,9 @@ export interface ControllerConfig {
   readonly largeClusterSizeThreshold: number;
   /** --unhealthy-zone-threshold: fraction of not-ready nodes (and > 2) making a zone PartialDisruption. 0.55. */
   readonly unhealthyZoneThreshold: number;
-  /** --pod-eviction-timeout (legacy mode only; removed upstream in v1.27). 5m. */
+  /** --pod-eviction-timeout (legacy mode only; removed upstream in v1.27, so settable only up to 1.26). 5m. */
   readonly podEvictionTimeout: Millis;
-  /** taint (upstream >= 1.27) or legacy (the pre-taint DeletePods path, upstream <= 1.26). */
+  /** taint, or legacy (the pre-taint DeletePods path, `--enable-taint-manager=false`: emulationVersion 1.26 or before). */
   readonly evictionMode: EvictionMode;
   /** NodeEvictionPeriod: period of doNoExecuteTaintingPass / doEvictionPass upstream. 100ms. */
   readonly nodeEvictionPeriod: Millis;
@@ -97,6 +108,7 @@ function coerceLeaseRef(input: unknown): Coerced<string> {
 // would take silently, such as a negative rate, a threshold outside (0, 1] or a zero period, so that a
 // typo fails at cold start rather than as odd eviction behaviour (see docs/upstream-deviations.md).
 const COERCE: { readonly [K in ConfigKey]: (input: unknown) => Coerced<ControllerConfig[K]> } = {
+  emulationVersion: parseEmulationVersion,
   nodeMonitorPeriod: coerceDuration('positive'),
   nodeMonitorGracePeriod: coerceDuration('positive'),
   // Upstream accepts 0 for both (immediate); harmless, so we do too.
@@ -145,6 +157,14 @@ export interface ConfigKeyInfo {
  * CONFIG_KEYS.nodeEvictionRate.envVar; // 'NLC_NODE_EVICTION_RATE'
  */
 export const CONFIG_KEYS: { readonly [K in ConfigKey]: ConfigKeyInfo } = {
+  emulationVersion: {
+    kind: 'string',
+    flag: null,
+    envVar: 'NLC_EMULATION_VERSION',
+    description:
+      'The upstream minor to reproduce (1.25 to the newest): its defaults, and its behaviour where minors differ.',
+    aliases: ['emulatedVersion', 'compatibilityVersion', 'kubernetesVersion'],
+  },
   nodeMonitorPeriod: {
     kind: 'duration',
     flag: '--node-monitor-period',
@@ -244,8 +264,12 @@ export const CONFIG_KEYS: { readonly [K in ConfigKey]: ConfigKeyInfo } = {
 const KEYS = Object.keys(CONFIG_KEYS) as readonly ConfigKey[];
 const KEY_BY_ENV: ReadonlyMap<string, ConfigKey> = new Map(KEYS.map((key) => [CONFIG_KEYS[key].envVar, key]));
 
-/** Upstream's defaults (v1.32+), plus ours: taint mode, no dry run, cluster "default", the relay's Lease. */
+/**
+ * Upstream's defaults at the newest emulated minor, plus ours: taint mode, no dry run, cluster "default",
+ * the relay's Lease. An older emulationVersion changes some (defaultsFor).
+ */
 export const UPSTREAM_DEFAULTS: ControllerConfig = Object.freeze({
+  emulationVersion: DefaultEmulationVersion,
   nodeMonitorPeriod: 5_000,
   nodeMonitorGracePeriod: 50_000, // 40s before v1.32 (PR #126287)
   nodeStartupGracePeriod: 60_000,
@@ -260,6 +284,42 @@ export const UPSTREAM_DEFAULTS: ControllerConfig = Object.freeze({
   cluster: 'default',
   relayLease: 'nlc-system/nlc-relay',
 });
+
+/**
+ * Upstream's defaults at an emulated minor.
+ *
+ * @example
+ * defaultsFor('1.31').nodeMonitorGracePeriod; // 40000 (50000 from 1.32, PR #126287)
+ */
+export function defaultsFor(version: EmulationVersion): ControllerConfig {
+  return Object.freeze({
+    ...UPSTREAM_DEFAULTS,
+    emulationVersion: version,
+    nodeMonitorGracePeriod: upstreamBehaviour(version).defaultNodeMonitorGracePeriod,
+  });
+}
+
+/**
+ * Settings whose default depends on the emulated minor, or that only some minors have: left unset (an
+ * empty serverless param, no flag), they take the emulated minor's default.
+ */
+export const VERSIONED_KEYS = ['nodeMonitorGracePeriod', 'podEvictionTimeout'] as const;
+type VersionedKey = (typeof VERSIONED_KEYS)[number];
+
+function versionedSetting<K extends VersionedKey>(key: K) {
+  const coerce = COERCE[key];
+  // No default here: the emulated minor's is filled in once the version is known (ControllerConfigSchema).
+  return z
+    .unknown()
+    .transform((input, ctx): ControllerConfig[K] | undefined => {
+      if (input === undefined) return undefined;
+      const result = coerce(input);
+      if (result.ok) return result.value;
+      ctx.addIssue({ code: 'custom', message: result.message });
+      return z.NEVER;
+    })
+    .optional();
+}
 
 function setting<K extends ConfigKey>(key: K) {
   const coerce = COERCE[key];
@@ -290,38 +350,79 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  */
 export const ControllerConfigSchema = z
   .strictObject({
+    emulationVersion: setting('emulationVersion'),
     nodeMonitorPeriod: setting('nodeMonitorPeriod'),
-    nodeMonitorGracePeriod: setting('nodeMonitorGracePeriod'),
+    nodeMonitorGracePeriod: versionedSetting('nodeMonitorGracePeriod'),
     nodeStartupGracePeriod: setting('nodeStartupGracePeriod'),
     nodeEvictionRate: setting('nodeEvictionRate'),
     secondaryNodeEvictionRate: setting('secondaryNodeEvictionRate'),
     largeClusterSizeThreshold: setting('largeClusterSizeThreshold'),
     unhealthyZoneThreshold: setting('unhealthyZoneThreshold'),
-    podEvictionTimeout: setting('podEvictionTimeout'),
+    podEvictionTimeout: versionedSetting('podEvictionTimeout'),
     evictionMode: setting('evictionMode'),
     nodeEvictionPeriod: setting('nodeEvictionPeriod'),
     dryRun: setting('dryRun'),
     cluster: setting('cluster'),
     relayLease: setting('relayLease'),
   })
+  // A setting the emulated minor did not have is refused, naming the minor that last had it.
+  .superRefine(
+    (c, ctx) => {
+      const version = parseEmulationVersion(c.emulationVersion);
+      if (!version.ok || upstreamBehaviour(version.value).legacyEviction) return;
+      const removed = `removed in v1.27 (PR #115840); emulationVersion ${version.value} does not have it: emulate "1.26" or earlier for it`;
+      if (c.evictionMode === 'legacy') {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['evictionMode'],
+          message: `"legacy" is the eviction path of --enable-taint-manager=false, ${removed}`,
+        });
+      }
+      // Only a value that parsed: a bad one is reported as bad, once.
+      if (typeof c.podEvictionTimeout === 'number') {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['podEvictionTimeout'],
+          message: `--pod-eviction-timeout was ${removed}`,
+        });
+      }
+    },
+    { when: ({ value }) => isRecord(value) },
+  )
   // Deviation: upstream does not check this (its Validate() returns no errors). Its field comment asks
   // for a grace of N node status updates; a grace not above the monitor period could mark a healthy
   // node Unknown between two of its heartbeats (see docs/upstream-deviations.md).
-  .refine((c) => c.nodeMonitorGracePeriod > c.nodeMonitorPeriod, {
+  .refine((c) => graceOf(c) > c.nodeMonitorPeriod, {
     path: ['nodeMonitorGracePeriod'],
     error: ({ input }) => {
-      const c = input as Pick<ControllerConfig, 'nodeMonitorGracePeriod' | 'nodeMonitorPeriod'>;
+      const c = input as Pick<ControllerConfig, 'nodeMonitorPeriod'> & { nodeMonitorGracePeriod?: number };
       return (
-        `nodeMonitorGracePeriod (${formatDuration(c.nodeMonitorGracePeriod)}) must be greater than ` +
+        `nodeMonitorGracePeriod (${formatDuration(graceOf(c))}) must be greater than ` +
         `nodeMonitorPeriod (${formatDuration(c.nodeMonitorPeriod)}): the grace must span several node status updates`
       );
     },
     // Run even when other fields are bad (one error lists every problem), but only with both values.
     when: ({ value }) =>
       isRecord(value) &&
-      typeof value.nodeMonitorGracePeriod === 'number' &&
+      (typeof value.nodeMonitorGracePeriod === 'number' || value.nodeMonitorGracePeriod === undefined) &&
       typeof value.nodeMonitorPeriod === 'number',
+  })
+  // The emulated minor's defaults where none was given.
+  .transform((c): ControllerConfig => {
+    const defaults = defaultsFor(c.emulationVersion);
+    return {
+      ...c,
+      nodeMonitorGracePeriod: c.nodeMonitorGracePeriod ?? defaults.nodeMonitorGracePeriod,
+      podEvictionTimeout: c.podEvictionTimeout ?? defaults.podEvictionTimeout,
+    };
   });
+
+/** The grace period given, or the emulated minor's default (the newest's when the version is bad). */
+function graceOf(c: { nodeMonitorGracePeriod?: number; emulationVersion?: unknown }): number {
+  if (typeof c.nodeMonitorGracePeriod === 'number') return c.nodeMonitorGracePeriod;
+  const version = parseEmulationVersion(c.emulationVersion);
+  return defaultsFor(version.ok ? version.value : DefaultEmulationVersion).nodeMonitorGracePeriod;
+}
 
 // The schema's output is exactly ControllerConfig (compile-time check, both directions).
 type SchemaOutput = z.output<typeof ControllerConfigSchema>;

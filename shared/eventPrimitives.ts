@@ -48,6 +48,19 @@ export const LabelKey = z.string().refine(isLabelKey, {
 export const LabelValue = z.string().refine(isLabelValue, {
   error: (iss) => `expected a label value, got ${describeInput(iss.input)}`,
 });
+const notAResourceVersion = (iss: { readonly input?: unknown }): string =>
+  `expected a resourceVersion (1 to 64 characters), got ${describeInput(iss.input)}`;
+/**
+ * Whether a metadata.resourceVersion can go into an event: opaque to clients (etcd's are decimal
+ * integers of at most 20 digits), bounded so that a digest naming many silent nodes stays small.
+ */
+export function isResourceVersion(rv: string): boolean {
+  return rv.length >= 1 && rv.length <= 64;
+}
+/** A metadata.resourceVersion (isResourceVersion). */
+export const ResourceVersion = z
+  .string({ error: notAResourceVersion })
+  .refine(isResourceVersion, { error: notAResourceVersion });
 export const NonEmpty = z.string().min(1);
 export const NonNegativeInt = z
   .int()

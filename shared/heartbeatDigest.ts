@@ -31,8 +31,10 @@ export function heartbeatDigestBytes(digest: HeartbeatDigest): number {
 
 /**
  * Splits a whole digest (part 0 of 1) into parts whose JSON detail is at most `maxBytes` each. Each
- * part carries the same identity (cluster, relayId, leaderSince, sequence, observedAt) and a disjoint
- * slice of the nodes, in name order (their probes and fingerprints). A digest that fits is returned as is.
+ * part carries the same identity (cluster, relayId, leaderSince, sequence, observedAt) and
+ * leaseResourceVersion, and a disjoint slice of the nodes, in name order (their probes, fingerprints and
+ * lease versions; a part whose nodes have no lease version carries none). A digest that fits is
+ * returned as is.
  * Throws a RangeError when even one probe per part does not fit.
  *
  * @example splitDigest(digest, DefaultDigestPartMaxBytes).length // 1 for 5,000 nodes (about 57 KB)
@@ -41,7 +43,7 @@ export function splitDigest(digest: HeartbeatDigest, maxBytes: number): Heartbea
   if (digest.part.count !== 1) throw new RangeError('splitDigest: expected a whole digest (part 0 of 1)');
   const total = heartbeatDigestBytes(digest);
   if (total <= maxBytes) return [digest];
-  const { fingerprints } = digest;
+  const { fingerprints, leaseVersions } = digest;
   // Every node named: probed, fingerprinted, or both.
   const names = [...new Set([...digest.probes.keys(), ...(fingerprints?.keys() ?? [])])].sort(compareStrings);
   // Contiguous, near-equal slices; one more part until every part fits (rarely more than one retry).
@@ -53,17 +55,23 @@ export function splitDigest(digest: HeartbeatDigest, maxBytes: number): Heartbea
       );
       const probes = new Map<string, EpochMillis>();
       const sliced = new Map<string, string>();
+      const versions = new Map<string, string>();
       for (const name of slice) {
         const probe = digest.probes.get(name);
         if (probe !== undefined) probes.set(name, probe);
         const fingerprint = fingerprints?.get(name);
         if (fingerprint !== undefined) sliced.set(name, fingerprint);
+        // Every node with a lease version has a probe, so it is one of the names sliced.
+        const version = leaseVersions?.get(name);
+        if (version !== undefined) versions.set(name, version);
       }
+      const { leaseVersions: _whole, ...identity } = digest;
       return {
-        ...digest,
+        ...identity,
         part: { index, count },
         probes,
         ...(fingerprints !== undefined && { fingerprints: sliced }),
+        ...(versions.size > 0 && { leaseVersions: versions }),
       };
     });
     if (parts.every((part) => heartbeatDigestBytes(part) <= maxBytes)) return parts;
@@ -92,8 +100,10 @@ const identityFields = [
 
 /**
  * Reassembles the parts of one digest. Duplicate deliveries of a part are ignored (EventBridge
- * delivers at least once). Throws DigestPartsError when the parts belong to different digests, carry
- * different counts, or two parts name the same node.
+ * delivers at least once). The lease versions of the parts are merged; leaseResourceVersion is the
+ * same on every part of one digest, and should they differ, the lowest-indexed part's is kept (so the
+ * result does not depend on the order of delivery). Throws DigestPartsError when the parts belong to
+ * different digests, carry different counts, or two parts name the same node.
  */
 export function mergeDigestParts(parts: readonly HeartbeatDigest[]): MergeDigestResult {
   const first = parts[0];
@@ -115,7 +125,12 @@ export function mergeDigestParts(parts: readonly HeartbeatDigest[]): MergeDigest
     const seen = byIndex.get(part.part.index);
     if (
       seen !== undefined &&
-      !(sameEntries(seen.probes, part.probes) && sameEntries(seen.fingerprints, part.fingerprints))
+      !(
+        sameEntries(seen.probes, part.probes) &&
+        sameEntries(seen.fingerprints, part.fingerprints) &&
+        sameEntries(seen.leaseVersions ?? emptyVersions, part.leaseVersions ?? emptyVersions) &&
+        seen.leaseResourceVersion === part.leaseResourceVersion
+      )
     ) {
       throw new DigestPartsError(`two different parts with index ${part.part.index}`);
     }
@@ -124,6 +139,8 @@ export function mergeDigestParts(parts: readonly HeartbeatDigest[]): MergeDigest
   const missing = Array.from({ length: first.part.count }, (_, i) => i).filter((i) => !byIndex.has(i));
   if (missing.length > 0) return { kind: 'incomplete', missing };
   const probes = new Map<string, EpochMillis>();
+  const leaseVersions = new Map<string, string>();
+  let leaseResourceVersion: string | undefined;
   // Parts of one digest all carry fingerprints, or none do (one relay built them).
   const fingerprints = first.fingerprints === undefined ? undefined : new Map<string, string>();
   for (let index = 0; index < first.part.count; index++) {
@@ -141,13 +158,23 @@ export function mergeDigestParts(parts: readonly HeartbeatDigest[]): MergeDigest
       if (fingerprints?.has(name) === true) throw new DigestPartsError(`node ${name} appears in two parts`);
       fingerprints?.set(name, fingerprint);
     }
+    // Each node's version is in its probe's part, and no probe is in two parts (checked above).
+    for (const [name, version] of part?.leaseVersions ?? []) leaseVersions.set(name, version);
+    leaseResourceVersion ??= part?.leaseResourceVersion;
   }
-  const merged = { ...first, part: { index: 0, count: 1 }, probes };
-  return {
-    kind: 'complete',
-    digest: fingerprints === undefined ? merged : { ...merged, fingerprints },
+  const { leaseVersions: _first, leaseResourceVersion: _firstVersion, ...identity } = first;
+  const merged = {
+    ...identity,
+    part: { index: 0, count: 1 },
+    probes,
+    ...(fingerprints !== undefined && { fingerprints }),
+    ...(leaseVersions.size > 0 && { leaseVersions }),
+    ...(leaseResourceVersion !== undefined && { leaseResourceVersion }),
   };
+  return { kind: 'complete', digest: merged };
 }
+
+const emptyVersions: ReadonlyMap<string, string> = new Map();
 
 function sameEntries<T>(
   a: ReadonlyMap<string, T> | undefined,

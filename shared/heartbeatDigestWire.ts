@@ -9,6 +9,11 @@
 //   gke-prod-pool-1-4f3a2b1c-x7k2           → probeAges[""]["gke-prod-pool-1-4f3a2b1c"]["x7k2"]
 // The split is a bijection on valid node names (the rest has no dash, the prefix no dot), and it halves
 // the size of a 5,000-node digest compared with grouping by domain only (docs/events.md, "Size").
+//
+// For upstream's lease circuit breaker (KEP-5647, gate NodeControllerLeaseCircuitBreaker) the digest
+// also carries the resourceVersion of the Lease the relay last saw for each node going silent
+// (leaseVersions), and the resourceVersion its lease informer has synced up to (leaseResourceVersion):
+// the functions compare them with a live read of the Lease before marking a node Unknown.
 import { z } from 'zod';
 import type { EpochMillis } from './domain/types.js';
 import { memoized } from './memo.js';
@@ -18,6 +23,7 @@ import {
   EpochMillisSchema,
   NodeName,
   NonNegativeInt,
+  ResourceVersion,
   schemaVersionError,
   Time,
 } from './eventPrimitives.js';
@@ -40,6 +46,16 @@ const NodePrefix = z.string().refine(isNodePrefix, {
 const NodeSuffix = z.string().refine(isNodeSuffix, {
   error: (iss) => `expected the end of a node name's first label, got ${describeInput(iss.input)}`,
 });
+
+/**
+ * How long a node's probe must be older than observedAt before the digest carries its Lease's
+ * resourceVersion (leaseVersions). The kubelet renews its Lease every 10 s, so a node without a renewal
+ * for 1.5 intervals is going silent; below that no node is about to be marked, and sending every
+ * node's version would add its name and version (about 55 bytes) per node to every digest. A grace
+ * period under 15 s (the default is 50 s) gets no version for a node it marks sooner: the documented
+ * fallback (docs/events.md, "Lease versions").
+ */
+export const LeaseVersionsAfterMs = 15_000;
 
 /** A node name as the digest's (domain, prefix, suffix) levels. */
 interface NodeNameLevels {
@@ -78,28 +94,23 @@ function joinNodeName(domain: string, prefix: string, suffix: string): string {
 /**
  * A JSON key `__proto__` is an own property of what JSON.parse returns, but a record parser assigns it
  * to a fresh object, where it sets the prototype instead: the entry would vanish instead of failing as
- * the invalid name it is. Names it, at any level of probeAges.
+ * the invalid name it is. Names it, at any of the `levels` nested levels of keys (3 for probeAges).
  */
-function rejectProtoKeys(value: unknown, ctx: z.RefinementCtx): void {
-  const visit = (node: unknown, path: string[], depth: number): void => {
-    if (depth > 2 || typeof node !== 'object' || node === null) return;
-    if (Object.hasOwn(node, '__proto__')) {
-      ctx.addIssue({
-        code: 'custom',
-        path,
-        message: 'expected a node name level, got "__proto__"',
-        input: node,
-      });
-    }
-    for (const [key, child] of Object.entries(node)) visit(child, [...path, key], depth + 1);
+function rejectProtoKeys(levels: number, message: string): (value: unknown, ctx: z.RefinementCtx) => void {
+  return (value, ctx) => {
+    const visit = (node: unknown, path: string[], depth: number): void => {
+      if (depth >= levels || typeof node !== 'object' || node === null) return;
+      if (Object.hasOwn(node, '__proto__')) ctx.addIssue({ code: 'custom', path, message, input: node });
+      for (const [key, child] of Object.entries(node)) visit(child, [...path, key], depth + 1);
+    };
+    visit(value, [], 0);
   };
-  visit(value, [], 0);
 }
 
 /** What the levels of probeAges are, checked one by one with zod (names every problem; slow). */
 export const ProbeAgesSchema = z
   .unknown()
-  .superRefine(rejectProtoKeys)
+  .superRefine(rejectProtoKeys(3, 'expected a node name level, got "__proto__"'))
   .pipe(z.record(NodeDomain, z.record(NodePrefix, z.record(NodeSuffix, NonNegativeInt))));
 type ProbeAges = z.output<typeof ProbeAgesSchema>;
 
@@ -205,6 +216,18 @@ const HeartbeatDigestV1 = z
       .optional(),
     /** Nodes the relay knows but has no probe for (a kubelet that never came up): only with fingerprints. */
     unprobedNodes: z.array(NodeName).readonly().optional(),
+    /**
+     * Node name → resourceVersion of its Lease as the relay last saw it, flat, in name order: only for
+     * nodes of probeAges silent for LeaseVersionsAfterMs or more and not seen Ready=Unknown. Optional
+     * (relays before it; omitted when empty, as it is in steady state).
+     */
+    leaseVersions: z
+      .unknown()
+      .superRefine(rejectProtoKeys(1, 'expected a node name, got "__proto__"'))
+      .pipe(z.record(NodeName, ResourceVersion))
+      .optional(),
+    /** The resourceVersion the relay's lease informer has synced up to. Optional (relays before it). */
+    leaseResourceVersion: ResourceVersion.optional(),
   })
   .superRefine(({ observedAt, probeAges, fingerprints, unprobedNodes }, ctx) => {
     if (unprobedNodes !== undefined || fingerprints !== undefined) {
@@ -302,8 +325,28 @@ const HeartbeatDigestDomain = z
      * not send them. When present, every probed node has one.
      */
     fingerprints: checkedFast(z.map(NodeName, Fingerprint), fingerprintMapIsValid).optional(),
+    /**
+     * Per node whose probe is LeaseVersionsAfterMs or more before observedAt and whose Ready the relay
+     * has not seen Unknown, the metadata.resourceVersion of its Lease as the relay last saw it. Absent
+     * when there is none (steady state) and from relays before it. Every node named has a probe.
+     */
+    leaseVersions: z.map(NodeName, ResourceVersion).readonly().optional(),
+    /**
+     * The resourceVersion the relay's lease informer has synced up to (its list's, or the last watch
+     * event's or bookmark's); absent before its first list and from relays before it.
+     */
+    leaseResourceVersion: ResourceVersion.optional(),
   })
-  .superRefine(({ probes, fingerprints }, ctx) => {
+  .superRefine(({ probes, fingerprints, leaseVersions }, ctx) => {
+    for (const name of leaseVersions?.keys() ?? []) {
+      if (!probes.has(name)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['leaseVersions', name],
+          message: 'expected a probe for every node with a lease version',
+        });
+      }
+    }
     if (fingerprints === undefined) return;
     for (const name of probes.keys()) {
       if (!fingerprints.has(name)) {
@@ -328,7 +371,7 @@ export const HeartbeatDigestDetail = z.codec(
   z.discriminatedUnion('schemaVersion', [HeartbeatDigestV1], { error: schemaVersionError }),
   HeartbeatDigestDomain,
   {
-    decode: ({ probeAges, fingerprints, unprobedNodes, observingSince, ...rest }) => {
+    decode: ({ probeAges, fingerprints, unprobedNodes, observingSince, leaseVersions, ...rest }) => {
       const probes = new Map<string, EpochMillis>();
       for (const domain of Object.keys(probeAges)) {
         const prefixes = probeAges[domain] ?? {};
@@ -339,7 +382,16 @@ export const HeartbeatDigestDetail = z.codec(
           }
         }
       }
-      const decoded = { ...rest, observingSince: observingSince ?? rest.leaderSince, probes };
+      const leased = Object.keys(leaseVersions ?? {});
+      const decoded = {
+        ...rest,
+        observingSince: observingSince ?? rest.leaderSince,
+        probes,
+        // An empty object is no versions, as the encoder writes it.
+        ...(leased.length > 0 && {
+          leaseVersions: new Map(leased.map((name) => [name, leaseVersions?.[name] ?? ''])),
+        }),
+      };
       if (fingerprints === undefined) return decoded;
       const names = [...probes.keys(), ...(unprobedNodes ?? [])].sort(compareStrings);
       const byName = new Map<string, string>();
@@ -348,7 +400,7 @@ export const HeartbeatDigestDetail = z.codec(
       });
       return { ...decoded, fingerprints: byName };
     },
-    encode: ({ probes, fingerprints, ...rest }) => {
+    encode: ({ probes, fingerprints, leaseVersions: versions, ...rest }) => {
       // Sorted, so equal digests encode to equal bytes.
       const names = [...probes.keys()].sort(compareStrings);
       const probeAges: Record<string, Record<string, Record<string, number>>> = {};
@@ -356,12 +408,20 @@ export const HeartbeatDigestDetail = z.codec(
         const { domain, prefix, suffix } = splitNodeName(name);
         ((probeAges[domain] ??= {})[prefix] ??= {})[suffix] = rest.observedAt - (probes.get(name) ?? 0);
       }
-      if (fingerprints === undefined) return { ...rest, probeAges };
+      const leaseVersions: Record<string, string> = {};
+      for (const name of [...(versions?.keys() ?? [])].sort(compareStrings)) {
+        leaseVersions[name] = versions?.get(name) ?? '';
+      }
+      const encoded = {
+        ...rest,
+        probeAges,
+        ...(versions !== undefined && versions.size > 0 && { leaseVersions }),
+      };
+      if (fingerprints === undefined) return encoded;
       const all = [...fingerprints.keys()].sort(compareStrings);
       const unprobedNodes = all.filter((name) => !probes.has(name));
       return {
-        ...rest,
-        probeAges,
+        ...encoded,
         fingerprints: all.map((name) => fingerprints.get(name) ?? '').join(''),
         ...(unprobedNodes.length > 0 && { unprobedNodes }),
       };

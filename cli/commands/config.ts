@@ -6,8 +6,8 @@ import { Command, Option } from 'commander';
 import { z } from 'zod';
 import {
   CONFIG_KEYS,
+  defaultsFor,
   formatConfigValue,
-  UPSTREAM_DEFAULTS,
   type ConfigKey,
   type ConfigSource,
   type ControllerConfig,
@@ -25,7 +25,7 @@ import {
   type CommandContext,
   type Paint,
 } from '../output.js';
-import { loadSettings, settingFlag, settingKeys } from '../settings.js';
+import { loadSettings, settingDefaultText, settingFlag, settingKeys } from '../settings.js';
 
 export const ConfigOptionsSchema = z.object({
   output: OutputFormatSchema,
@@ -43,7 +43,7 @@ export type SettingValue = string | number | boolean;
 export interface SettingView {
   readonly key: ConfigKey;
   readonly value: SettingValue;
-  /** flag (this command's flag), env (its NLC_ variable), or default (upstream's). */
+  /** flag (this command's flag), env (its NLC_ variable), or default (upstream's, at emulationVersion). */
   readonly source: 'flag' | 'env' | 'default';
   readonly default: SettingValue;
   /** The flag of this command that sets it. */
@@ -72,6 +72,8 @@ const SOURCE_NAMES: Readonly<Record<ConfigSource, SettingView['source']>> = {
 
 export function buildConfig(env: CliIo['env'], overrides: ConfigOptions['overrides']): ConfigReport {
   const { settings, warnings } = loadSettings(env, overrides);
+  // The defaults of the emulated minor (nodeMonitorGracePeriod: 40s before v1.32).
+  const defaults = defaultsFor(settings.emulationVersion.value);
   return {
     settings: settingKeys().map((key): SettingView => {
       const info = CONFIG_KEYS[key];
@@ -79,7 +81,7 @@ export function buildConfig(env: CliIo['env'], overrides: ConfigOptions['overrid
         key,
         value: jsonValue(key, settings[key].value),
         source: SOURCE_NAMES[settings[key].source],
-        default: jsonValue(key, UPSTREAM_DEFAULTS[key]),
+        default: jsonValue(key, defaults[key]),
         flag: settingFlag(key),
         upstreamFlag: info.flag,
         envVar: info.envVar,
@@ -132,10 +134,7 @@ export async function runConfig(options: ConfigOptions, io: CliIo): Promise<numb
 function settingOption(key: ConfigKey): Option {
   const info = CONFIG_KEYS[key];
   const flags = info.kind === 'boolean' ? `${settingFlag(key)} [bool]` : `${settingFlag(key)} <value>`;
-  return new Option(
-    flags,
-    `${info.description} (env ${info.envVar}; default ${formatConfigValue(key, UPSTREAM_DEFAULTS[key])})`,
-  );
+  return new Option(flags, `${info.description} (env ${info.envVar}; default ${settingDefaultText(key)})`);
 }
 
 export const CONFIG_HELP = `

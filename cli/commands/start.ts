@@ -7,12 +7,12 @@ import { existsSync } from 'node:fs';
 import { delimiter } from 'node:path';
 import { Command, Option } from 'commander';
 import { z } from 'zod';
-import { CONFIG_KEYS, formatConfigValue, UPSTREAM_DEFAULTS, type ConfigKey } from '../../shared/config.js';
+import { CONFIG_KEYS, type ConfigKey } from '../../shared/config.js';
 import { durationSchema, formatDuration } from '../../shared/duration.js';
 import { ConfigError } from '../../shared/errors.js';
 import { parseOptions } from '../errors.js';
 import type { CommandContext } from '../output.js';
-import { settingFlag, settingKeys } from '../settings.js';
+import { settingDefaultText, settingFlag, settingKeys } from '../settings.js';
 import { nodeStatusReportFrequency } from '../../local/kubelet/nodeStatus.js';
 import { DefaultPorts, PortInfo, PortNames, type PortName } from '../../local/stack/ports.js';
 
@@ -123,7 +123,7 @@ Examples:
 function settingOption(key: ConfigKey): Option {
   const info = CONFIG_KEYS[key];
   const flags = info.kind === 'boolean' ? `${settingFlag(key)} [bool]` : `${settingFlag(key)} <value>`;
-  return new Option(flags, `${info.description} (default ${formatConfigValue(key, UPSTREAM_DEFAULTS[key])})`);
+  return new Option(flags, `${info.description} (default ${settingDefaultText(key)})`);
 }
 
 export function startCommand(ctx: CommandContext): Command {

@@ -21,6 +21,7 @@ export const RelayLeaseName = 'nlc-relay';
 
 const ControllerRoleUrl = new URL('../../infra/cluster-access/clusterrole.yaml', import.meta.url);
 const ControllerLeaseRoleUrl = new URL('../../infra/cluster-access/relay-lease.yaml', import.meta.url);
+const ControllerNodeLeasesRoleUrl = new URL('../../infra/cluster-access/node-leases.yaml', import.meta.url);
 const RelayRoleUrl = new URL('../../infra/relay/rbac.yaml', import.meta.url);
 
 const Verb = z.enum(['get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'deletecollection', '*']);
@@ -104,9 +105,10 @@ export function subjectRules(text: string, user: string): PolicyRule[] {
 
 /** The controller's and the relay's identities, each with what its deployed roles grant it. */
 export async function simulatorIdentities(): Promise<{ controller: Identity; relay: Identity }> {
-  const [controllerRole, controllerLeaseRole, relayRole] = await Promise.all([
+  const [controllerRole, controllerLeaseRole, controllerNodeLeasesRole, relayRole] = await Promise.all([
     readFile(ControllerRoleUrl, 'utf8'),
     readFile(ControllerLeaseRoleUrl, 'utf8'),
+    readFile(ControllerNodeLeasesRoleUrl, 'utf8'),
     readFile(RelayRoleUrl, 'utf8'),
   ]);
   return {
@@ -116,6 +118,7 @@ export async function simulatorIdentities(): Promise<{ controller: Identity; rel
       rules: [
         ...clusterRoleRules(controllerRole, 'nlc-node-lifecycle-controller'),
         ...subjectRules(controllerLeaseRole, ControllerUser),
+        ...subjectRules(controllerNodeLeasesRole, ControllerUser),
       ],
     },
     relay: { name: RelayUser, token: 'nlc-simulate-relay', rules: subjectRules(relayRole, RelayUser) },

@@ -23,7 +23,9 @@ import type { TableNames } from '../../shared/adapters/dynamodb/tables.js';
 import {
   CONFIG_KEYS,
   formatConfigValue,
+  VERSIONED_KEYS,
   type ConfigKey,
+  type ConfigWithSources,
   type ControllerConfig,
 } from '../../shared/config.js';
 import { formatDuration } from '../../shared/duration.js';
@@ -135,11 +137,22 @@ async function busNameFor(stage: string): Promise<string> {
   return template.replaceAll('${self:service}', service).replaceAll('${sls:stage}', stage);
 }
 
-/** Every serverless.yml parameter the settings map to (their names are the config keys). */
-function settingParams(config: ControllerConfig, context: string | undefined): Record<string, string> {
+/**
+ * Every serverless.yml parameter the settings map to (their names are the config keys). A versioned
+ * setting left at its default is not passed: serverless.yml leaves it empty and the emulated minor
+ * decides it (a minor without podEvictionTimeout refuses any value).
+ */
+function settingParams(
+  { config, settings }: Pick<ConfigWithSources, 'config' | 'settings'>,
+  context: string | undefined,
+): Record<string, string> {
   const params: Record<string, string> = {};
-  for (const key of Object.keys(CONFIG_KEYS) as ConfigKey[])
+  const versioned: readonly ConfigKey[] = VERSIONED_KEYS;
+  for (const key of Object.keys(CONFIG_KEYS) as ConfigKey[]) {
+    // Not passed at all: osls refuses `--param="key="`, and serverless.yml's default is the empty value.
+    if (versioned.includes(key) && settings[key].source === 'default') continue;
     params[key] = formatConfigValue(key, config[key]);
+  }
   if (context !== undefined) params.kubeconfigContext = context;
   return params;
 }
@@ -156,7 +169,8 @@ function settingParams(config: ControllerConfig, context: string | undefined): R
  */
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
   const started = performance.now();
-  const { config } = loadSettings(options.env ?? {}, options.settings ?? {});
+  const loaded = loadSettings(options.env ?? {}, options.settings ?? {});
+  const { config } = loaded;
   const dataDir = resolve(options.dataDir ?? DefaultDataDir);
   await mkdir(join(dataDir, 'logs'), { recursive: true });
   const release = await claimDataDir(dataDir);
@@ -204,7 +218,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       lambdaPort: ports.lambda,
       dynamodbEndpoint: `http://${LocalHost}:${ports.dynamodb}`,
       kubeconfig: kubeconfigs.controller,
-      params: settingParams(config, options.context),
+      params: settingParams(loaded, options.context),
       workFolder: isAbsolute(workFolder) ? workFolder : workFolder.split('\\').join('/'),
       onLine: (line, stream) => {
         logChildLine(logger, line, stream);

@@ -91,7 +91,10 @@ export type DrainerInvocation = z.output<typeof DrainerInvocation>;
 export type TriggerDrainer = (invocation: DrainerInvocation) => Promise<void>;
 
 export interface DrainerDeps {
-  readonly config: Pick<ControllerConfig, 'cluster' | 'dryRun' | 'evictionMode' | 'nodeMonitorPeriod'>;
+  readonly config: Pick<
+    ControllerConfig,
+    'cluster' | 'dryRun' | 'evictionMode' | 'nodeMonitorPeriod' | 'emulationVersion'
+  >;
   readonly stores: Pick<
     StateStores,
     'zoneQueues' | 'nodes' | 'podEvictions' | 'decisions' | 'controllerState'

@@ -5,7 +5,12 @@
 import type { ControllerConfig } from '../config.js';
 import { cancelPodDeletionEvent } from '../domain/kubeEvents.js';
 import type { PodEvictionAction, ScheduledEvictionLookup } from '../domain/taintEviction.js';
-import { getMatchingTolerations, getMinTolerationTime, toleratesTaint } from '../domain/tolerations.js';
+import {
+  getMatchingTolerations,
+  getMinTolerationTime,
+  toleratesTaint,
+  type TolerationRules,
+} from '../domain/tolerations.js';
 import {
   parsePodKey,
   podKey,
@@ -15,6 +20,7 @@ import {
   type Taint,
   type Toleration,
 } from '../domain/types.js';
+import { upstreamBehaviour } from '../domain/upstreamVersion.js';
 import type { Observer } from '../ports/observer.js';
 import type { JsonValue, PodEviction, StateStores } from '../ports/stores.js';
 import { formatWireTime } from '../wireFormat.js';
@@ -23,7 +29,7 @@ import { deletePodHandler, type PodDeletionDeps, type Sleep } from './podDeletio
 
 /** What applying actions needs of the service's dependencies (TaintEvictionDeps provides it). */
 export interface EvictionActionDeps {
-  readonly config: Pick<ControllerConfig, 'dryRun'>;
+  readonly config: Pick<ControllerConfig, 'dryRun' | 'emulationVersion'>;
   readonly stores: Pick<StateStores, 'podEvictions'>;
   readonly cluster: PodDeletionDeps['cluster'];
   readonly observer: Observer;
@@ -68,14 +74,15 @@ function reasonAbout(
   key: PodKey,
   taints: readonly Taint[],
   tolerations: readonly Toleration[],
+  rules: TolerationRules,
 ): PodReasoning {
   const matches = taints.map((taint) => {
-    const used = tolerations.find((t) => toleratesTaint(t, taint));
+    const used = tolerations.find((t) => toleratesTaint(t, taint, rules));
     return `${describeTaint(taint)} <- ${used === undefined ? 'not tolerated' : describeToleration(used)}`;
   });
   const inputs = { pod: key, taints: taints.map(describeTaint), tolerations: matches };
   if (taints.length === 0) return { why: 'the node has no NoExecute taints', inputs };
-  const { allTolerated, used } = getMatchingTolerations(taints, tolerations);
+  const { allTolerated, used } = getMatchingTolerations(taints, tolerations, rules);
   if (!allTolerated) return { why: 'a NoExecute taint is not tolerated: delete now', inputs };
   const min = getMinTolerationTime(used);
   if (min < 0) return { why: 'every NoExecute taint is tolerated forever', inputs };
@@ -116,11 +123,13 @@ export async function applyActions(
   const { podEvictions } = deps.stores;
   const callOpts = signal === undefined ? {} : { signal };
   const summary: EvictionSummary = { scheduled: [], cancelled: [], deleted: [], failed: [] };
+  const behaviour = upstreamBehaviour(deps.config.emulationVersion);
+  const eventSource = behaviour.taintEvictionEventSource;
   const reasoning = (key: PodKey): PodReasoning => {
     const pod = ctx.pods.get(key);
     return pod === undefined
       ? { why: ctx.goneWhy, inputs: { pod: key } }
-      : reasonAbout(key, ctx.taints, pod.tolerations);
+      : reasonAbout(key, ctx.taints, pod.tolerations, behaviour);
   };
 
   const uidOf = (key: PodKey): string | undefined =>
@@ -154,7 +163,7 @@ export async function applyActions(
       if (cancelled) {
         await executor.execute({
           kind: 'recordEvent',
-          event: cancelPodDeletionEvent(parsePodKey(action.key)),
+          event: cancelPodDeletionEvent(parsePodKey(action.key), eventSource),
         });
       }
       continue;
@@ -191,7 +200,7 @@ export async function applyActions(
         if (cancelled) {
           await executor.execute({
             kind: 'recordEvent',
-            event: cancelPodDeletionEvent(parsePodKey(action.key)),
+            event: cancelPodDeletionEvent(parsePodKey(action.key), eventSource),
           });
         }
       }
@@ -237,6 +246,7 @@ export async function applyActions(
             cluster: deps.cluster,
             observer: deps.observer,
             dryRun: deps.config.dryRun,
+            emulationVersion: deps.config.emulationVersion,
             ...(deps.sleep !== undefined && { sleep: deps.sleep }),
           },
           executor,

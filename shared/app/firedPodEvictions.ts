@@ -5,6 +5,7 @@
 // completed. A timer whose taint is gone (the Node Changed that would have cancelled it was lost) is
 // cancelled with upstream's "Cancelling deletion" Event; one whose pod is gone, terminating or moved is
 // dropped without an Event.
+import { upstreamBehaviour } from '../domain/upstreamVersion.js';
 import type { ControllerConfig } from '../config.js';
 import { cancelPodDeletionEvent } from '../domain/kubeEvents.js';
 import { decideFiredEviction, type FiredEvictionDecision } from '../domain/taintEviction.js';
@@ -20,7 +21,7 @@ export const DefaultMaxPodDeletionsPerRun = 500;
 
 /** What firing the timers needs of the drainer's dependencies (DrainerDeps provides it). */
 export interface FiredPodEvictionsDeps {
-  readonly config: Pick<ControllerConfig, 'cluster' | 'dryRun'>;
+  readonly config: Pick<ControllerConfig, 'cluster' | 'dryRun' | 'emulationVersion'>;
   readonly stores: Pick<StateStores, 'podEvictions'>;
   readonly cluster: PodDeletionDeps['cluster'] & Pick<ClusterPort, 'listPodsOnNode'>;
   readonly observer: Observer;
@@ -73,6 +74,7 @@ export async function firePodEvictions(
     cluster: deps.cluster,
     observer,
     dryRun: config.dryRun,
+    emulationVersion: config.emulationVersion,
     ...(deps.sleep !== undefined && { sleep: deps.sleep }),
   };
   const due = await stores.podEvictions.dueEvictions(cluster, now, opts);
@@ -92,7 +94,13 @@ export async function firePodEvictions(
       continue;
     }
     const pod = current.pods.find((p) => podKey(p) === eviction.key);
-    const decision = decideFiredEviction(eviction, pod, current.node, now);
+    const decision = decideFiredEviction(
+      eviction,
+      pod,
+      current.node,
+      now,
+      upstreamBehaviour(config.emulationVersion),
+    );
     if (decision.kind !== 'delete') {
       if (await revoke(deps, executor, eviction, decision, now)) result.revoked++;
       else result.skipped++;
@@ -161,6 +169,7 @@ async function revoke(
   const { config, stores, signal } = deps;
   const opts = signal === undefined ? {} : { signal };
   const uid = eviction.uid === undefined ? {} : { uid: eviction.uid };
+  const eventSource = upstreamBehaviour(config.emulationVersion).taintEvictionEventSource;
   const { cancelled, removed } = await stores.podEvictions.cancel(config.cluster, eviction.key, {
     ...opts,
     ...uid,
@@ -196,7 +205,10 @@ async function revoke(
     },
   ]);
   if (decision.kind === 'cancel' && cancelled) {
-    await executor.execute({ kind: 'recordEvent', event: cancelPodDeletionEvent(parsePodKey(eviction.key)) });
+    await executor.execute({
+      kind: 'recordEvent',
+      event: cancelPodDeletionEvent(parsePodKey(eviction.key), eventSource),
+    });
   }
   return true;
 }

@@ -22,7 +22,12 @@
 import type { ControllerConfig } from '../config.js';
 import type { ControllerState } from '../domain/controllerState.js';
 import { driveAsync } from '../domain/effects.js';
-import { monitorNodeHealth, type MonitorPassResult } from '../domain/monitorNodeHealth.js';
+import {
+  monitorNodeHealth,
+  nodesToMarkUnknown,
+  type MonitorPassResult,
+} from '../domain/monitorNodeHealth.js';
+import { upstreamBehaviour } from '../domain/upstreamVersion.js';
 import { nextHandOutAt } from '../domain/rateLimitedTimedQueue.js';
 import type { EpochMillis, Lease, Node } from '../domain/types.js';
 import { EventParseError, VersionConflictError } from '../errors.js';
@@ -40,6 +45,7 @@ import type { ClusterPort } from '../ports/cluster.js';
 import type { Observer } from '../ports/observer.js';
 import type { ClusterMeta, LoadedState, StateStores } from '../ports/stores.js';
 import { DecidingExecutor } from './decisions.js';
+import { confirmLeases, type LeaseConfirmation } from './leaseConfirmation.js';
 import type { TriggerDrainer } from './drainer.js';
 import { readMissingNodes } from './missingNodes.js';
 import {
@@ -70,6 +76,7 @@ export interface MonitorDeps {
     | 'listPodsOnNode'
     | 'deletePodForTaintEviction'
     | 'getLeaderLease'
+    | 'getNodeLeaseVersion'
   >;
   readonly observer: Observer;
   /**
@@ -114,6 +121,12 @@ export interface MonitorPassSummary {
   /** 1, or 2 after a lost race. */
   readonly attempts: number;
   readonly drainerTriggered: boolean;
+  /**
+   * The pass was held by lease confirmation (v1.37, PR #138698): nothing decided, the digest's position
+   * committed. `stale`: a node's Lease in the API is newer than the relay's copy; `waiting`: the relay
+   * has not synced past that yet; `lookupFailed`: a Lease could not be read.
+   */
+  readonly heldBy?: 'stale' | 'waiting' | 'lookupFailed';
 }
 
 export type MonitorOutcome =
@@ -578,6 +591,70 @@ async function passAndCommit(
   }
   nodes.push(...fetched.values());
   nodes.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const baseMeta = {
+    lastSequence: digest.sequence,
+    lastObservedAt: now,
+    lastLeaderSince: digest.leaderSince,
+    lastRelayId: digest.relayId,
+    relayLastSeen: now,
+    lastObservingSince: relayObservingSince,
+    nodeMonitorGracePeriodMs: config.nodeMonitorGracePeriod,
+    clockOffset: offset,
+    ...(verdict.candidate !== undefined && { clockCandidate: verdict.candidate }),
+    termVerified: verdict.newTerm ? (verdict.verified ?? false) : (loaded.meta.termVerified ?? false),
+  };
+
+  // Lease confirmation (v1.37): the API's word on the Leases of the nodes about to be marked Unknown.
+  const confirmation: LeaseConfirmation | undefined = upstreamBehaviour(config.emulationVersion)
+    .leaseConfirmation
+    ? await confirmLeases(deps, {
+        written: loaded.meta.leaseWrittenVersion,
+        digest,
+        candidates: () =>
+          nodesToMarkUnknown(state, { nodes, leases }, now, config, { heartbeatIsProbe: false }),
+      })
+    : undefined;
+  if (confirmation !== undefined && confirmation.kind !== 'proceed') {
+    // Held: the digest's position and the observation-gap reset are committed, nothing else decided.
+    const committed = await stores.controllerState.commit(
+      loaded,
+      {
+        state,
+        meta: {
+          ...baseMeta,
+          masterDisruption: loaded.meta.masterDisruption,
+          ...(confirmation.written !== undefined && { leaseWrittenVersion: confirmation.written }),
+        },
+      },
+      opts,
+    );
+    cache?.set(cluster, committed);
+    if (split) await stores.digestParts.clearParts(cluster, digest, opts);
+    await recordHeldPass(deps, executor, confirmation, now);
+    return {
+      cluster,
+      sequence: digest.sequence,
+      observedAt: now,
+      nodes: nodes.length,
+      changes: executor.recorded.length,
+      zones: Object.fromEntries([...state.zoneStates].map(([zone, z]) => [zoneLabel(zone), z])),
+      masterDisruption: loaded.meta.masterDisruption,
+      ...(gapMs !== undefined && { observationGapMs: gapMs }),
+      observationGapReset: gapReset,
+      durationMs: clock.now() - startedAt,
+      passMs: 0,
+      attempts,
+      drainerTriggered: false,
+      heldBy: confirmation.kind,
+    };
+  }
+  if (confirmation?.cleared !== undefined) {
+    observer.info('lease confirmation: the relay has caught up; node health updates resume', {
+      cluster,
+      leaseWrittenVersion: confirmation.cleared,
+      leaseResourceVersion: digest.leaseResourceVersion ?? null,
+    });
+  }
   const passStarted = clock.now();
   const pass: MonitorPassResult = await driveAsync(
     // The digest is the only probe source (nodeHealth.ts heartbeatIsProbe): the node copies lag.
@@ -592,19 +669,7 @@ async function passAndCommit(
       : pass.disruption.masterDisruption === 'stay'
         ? loaded.meta.masterDisruption
         : false;
-  const meta: ClusterMeta = {
-    lastSequence: digest.sequence,
-    lastObservedAt: now,
-    lastLeaderSince: digest.leaderSince,
-    lastRelayId: digest.relayId,
-    masterDisruption,
-    relayLastSeen: now,
-    lastObservingSince: relayObservingSince,
-    nodeMonitorGracePeriodMs: config.nodeMonitorGracePeriod,
-    clockOffset: offset,
-    ...(verdict.candidate !== undefined && { clockCandidate: verdict.candidate }),
-    termVerified: verdict.newTerm ? (verdict.verified ?? false) : (loaded.meta.termVerified ?? false),
-  };
+  const meta: ClusterMeta = { ...baseMeta, masterDisruption };
   // Diffed against what was loaded: the observation-gap reset and the legacy status are changes too.
   const committed = await stores.controllerState.commit(
     loaded,
@@ -669,6 +734,47 @@ async function passAndCommit(
     dryRun: config.dryRun,
   });
   return summary;
+}
+
+/** The trail, log and metric of a pass held by lease confirmation. */
+async function recordHeldPass(
+  deps: MonitorDeps,
+  executor: DecidingExecutor,
+  held: Exclude<LeaseConfirmation, { kind: 'proceed' }>,
+  now: EpochMillis,
+): Promise<void> {
+  const { config, observer } = deps;
+  const cluster = config.cluster;
+  const why =
+    held.kind === 'stale'
+      ? `tryUpdateNodeHealth: the API's Lease of ${held.node} (resourceVersion ${held.live}) is not the relay's copy (${held.cached === '' ? 'none' : held.cached}): the relay's lease cache is behind, so ${held.node} is not marked Unknown and node health updates are held until the relay has synced ${held.live} (PR #138698)`
+      : held.kind === 'waiting'
+        ? `node health updates held: the relay's lease cache has synced ${held.synced ?? 'nothing'}, not yet ${held.written} (PR #138698)`
+        : `tryUpdateNodeHealth: the Lease of ${held.node} could not be read (${held.message}): it is not marked Unknown, node health updates are held for this pass`;
+  await executor.record([
+    {
+      node: held.kind === 'waiting' ? ClusterSubject : held.node,
+      what: 'leaseConfirmation',
+      why,
+      inputs: {
+        result: held.kind,
+        ...(held.kind === 'stale' && { cachedVersion: held.cached, liveVersion: held.live }),
+        ...(held.kind === 'waiting' && { writtenVersion: held.written, syncedVersion: held.synced ?? null }),
+      },
+    },
+  ]);
+  observer.metric('nlc_lease_confirmation_holds_total', 'Count', 1);
+  // Upstream logs the short-circuit as a node health update error ("Skipping - no pods will be evicted").
+  const log = held.kind === 'waiting' ? observer.info.bind(observer) : observer.warn.bind(observer);
+  log('node health updates held: lease confirmation (v1.37)', {
+    cluster,
+    result: held.kind,
+    observedAt: new Date(now).toISOString(),
+    ...(held.kind !== 'waiting' && { node: held.node }),
+    ...(held.kind === 'stale' && { cachedVersion: held.cached, liveVersion: held.live }),
+    ...(held.kind === 'waiting' && { writtenVersion: held.written, syncedVersion: held.synced ?? null }),
+    ...(held.kind === 'lookupFailed' && { error: held.message }),
+  });
 }
 
 /**

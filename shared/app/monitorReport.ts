@@ -115,12 +115,13 @@ export function passDecisions({
       if (was.queued.has(name)) continue;
       const readiness = pass.readiness.get(name);
       const observed = readiness?.observed.status ?? 'none';
+      const decided = pass.taintDecidedOn === 'current' ? (readiness?.current?.status ?? 'none') : observed;
       drafts.push({
         node: name,
         what: 'enqueue',
         why:
           evictionMode === 'taint'
-            ? `processTaintBaseEviction: observed Ready=${observed}: queued for NoExecute tainting, rate-limited in zone ${zoneLabel(zone)}`
+            ? `processTaintBaseEviction: ${pass.taintDecidedOn} Ready=${decided}: queued for NoExecute tainting, rate-limited in zone ${zoneLabel(zone)}`
             : `processNoTaintBaseEviction: Ready=${observed} for longer than podEvictionTimeout: queued for pod eviction, rate-limited in zone ${zoneLabel(zone)}`,
         inputs: {
           ...ctx(name),
@@ -132,14 +133,16 @@ export function passDecisions({
     }
     for (const name of [...new Set([...was.queued, ...was.inSet])].sort()) {
       if (is.inSet.has(name) || removed.has(name)) continue;
-      const observed = pass.readiness.get(name)?.observed.status ?? 'none';
+      const readiness = pass.readiness.get(name);
+      const observed = readiness?.observed.status ?? 'none';
+      const decided = pass.taintDecidedOn === 'current' ? (readiness?.current?.status ?? 'none') : observed;
       drafts.push({
         node: name,
         what: 'dequeue',
         why: masterEnter
           ? `handleDisruption: entering master disruption mode: removed from ${purpose}`
           : evictionMode === 'taint'
-            ? `markNodeAsReachable: observed Ready=${observed}: removed from ${purpose}`
+            ? `markNodeAsReachable: ${pass.taintDecidedOn} Ready=${decided}: removed from ${purpose}`
             : `cancelPodEviction: observed Ready=${observed}: removed from ${purpose}`,
         inputs: { ...ctx(name), wasQueued: was.queued.has(name) },
       });

@@ -6,7 +6,12 @@ import { setTimeout as sleepFor } from 'node:timers/promises';
 import { taintManagerEvictionEvent } from '../domain/kubeEvents.js';
 import { deletePodRetries, deletePodRetryInterval } from '../domain/taintEviction.js';
 import { parsePodKey, type Millis, type PodKey } from '../domain/types.js';
-import type { ClusterPort, TaintEvictionDeleteResult } from '../ports/cluster.js';
+import {
+  upstreamBehaviour,
+  type EmulationVersion,
+  type UpstreamBehaviour,
+} from '../domain/upstreamVersion.js';
+import type { ClusterPort, DisruptionTargetWrite, TaintEvictionDeleteResult } from '../ports/cluster.js';
 import type { Observer } from '../ports/observer.js';
 import type { JsonValue } from '../ports/stores.js';
 import { decidedWrite, type DecisionDraft } from './decidedWrite.js';
@@ -27,7 +32,18 @@ export interface PodDeletionDeps {
   readonly cluster: Pick<ClusterPort, 'execute' | 'deletePodForTaintEviction'>;
   readonly observer: Observer;
   readonly dryRun: boolean;
+  /** The emulated minor: the Event's source component and how DisruptionTarget is written. */
+  readonly emulationVersion: EmulationVersion;
   readonly sleep?: Sleep;
+}
+
+/**
+ * How addConditionAndDeletePod writes DisruptionTarget at a minor: not at all with PodDisruptionConditions
+ * off (v1.25), with the pod's generation as observedGeneration from v1.34 (PodObservedGenerationTracking).
+ */
+export function disruptionTargetWrite(behaviour: UpstreamBehaviour): DisruptionTargetWrite {
+  if (!behaviour.podDisruptionConditions) return 'none';
+  return behaviour.podConditionObservedGeneration ? 'withObservedGeneration' : 'condition';
 }
 
 /** One due deletion: the pod, the node it is filed under, and why. */
@@ -59,6 +75,8 @@ export async function deletePodHandler(
   options: InvocationOptions = {},
 ): Promise<TaintEvictionDeleteResult | undefined> {
   const { cluster, observer, dryRun } = deps;
+  const behaviour = upstreamBehaviour(deps.emulationVersion);
+  const disruptionTarget = disruptionTargetWrite(behaviour);
   const sleep = deps.sleep ?? realSleep;
   const { signal } = options;
   const callOpts = signal === undefined ? {} : { signal };
@@ -76,11 +94,15 @@ export async function deletePodHandler(
     decision,
     async () => {
       // Upstream emits the Event when the work fires, before the first attempt (best effort).
-      await executor.execute({ kind: 'recordEvent', event: taintManagerEvictionEvent(ref) });
+      await executor.execute({
+        kind: 'recordEvent',
+        event: taintManagerEvictionEvent(ref, behaviour.taintEvictionEventSource),
+      });
       for (;;) {
         attempts++;
         const attempt = await cluster.deletePodForTaintEviction(ref.namespace, ref.name, {
           ...callOpts,
+          disruptionTarget,
           ...(deletion.uid !== undefined && { uid: deletion.uid }),
         });
         if (attempt.ok || attempts >= deletePodRetries) return attempt;

@@ -121,7 +121,7 @@ export interface NodeChecks {
 }
 
 export interface NodeCheckDeps {
-  readonly config: Pick<ControllerConfig, 'cluster' | 'dryRun' | 'evictionMode'>;
+  readonly config: Pick<ControllerConfig, 'cluster' | 'dryRun' | 'evictionMode' | 'emulationVersion'>;
   readonly stores: Pick<StateStores, 'nodes' | 'podEvictions' | 'decisions'>;
   readonly cluster: Pick<
     ClusterPort,

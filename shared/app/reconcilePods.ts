@@ -93,7 +93,10 @@ export function podSweepsDue(
 }
 
 export interface PodSweepDeps {
-  readonly config: Pick<ControllerConfig, 'cluster' | 'dryRun' | 'evictionMode' | 'podEvictionTimeout'>;
+  readonly config: Pick<
+    ControllerConfig,
+    'cluster' | 'dryRun' | 'evictionMode' | 'podEvictionTimeout' | 'emulationVersion'
+  >;
   readonly stores: Pick<
     StateStores,
     'nodes' | 'podEvictions' | 'decisions' | 'controllerState' | 'zoneQueues'

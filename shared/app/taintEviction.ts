@@ -37,6 +37,7 @@
 //   requeue): the next event for the node or pod decides again. Other failures (a store, a pod list)
 //   throw, so Lambda retries the event; every action is idempotent (add skips a present key, cancel of
 //   nothing does nothing).
+import { upstreamBehaviour } from '../domain/upstreamVersion.js';
 import type { ControllerConfig } from '../config.js';
 import {
   handleNodeUpdate,
@@ -70,7 +71,7 @@ export const TaintEvictionSource = 'taint-eviction';
 
 export interface TaintEvictionDeps {
   /** Legacy mode is upstream's --enable-taint-manager=false: the taint eviction controller does not run. */
-  readonly config: Pick<ControllerConfig, 'dryRun' | 'evictionMode'>;
+  readonly config: Pick<ControllerConfig, 'dryRun' | 'evictionMode' | 'emulationVersion'>;
   readonly stores: Pick<StateStores, 'nodes' | 'podEvictions' | 'decisions'>;
   readonly cluster: Pick<ClusterPort, 'execute' | 'listPodsOnNode' | 'deletePodForTaintEviction'>;
   readonly observer: Observer;
@@ -203,7 +204,14 @@ export async function handleNodeChanged(
   const now = deps.clock.now();
   const entries = new Map(pending.map((e) => [e.key, e]));
   const pods = podsByKey(listed.value);
-  const outcome = handleNodeUpdate(nodeName, node, listed.value, lookupIn(entries, pods), now);
+  const outcome = handleNodeUpdate(
+    nodeName,
+    node,
+    listed.value,
+    lookupIn(entries, pods),
+    now,
+    upstreamBehaviour(deps.config.emulationVersion),
+  );
   const summary = await applyActions(
     {
       deps,
@@ -318,7 +326,14 @@ export async function handlePodChanged(
   let pod: Pod | undefined = newPod;
   const otherIncarnation = existing?.uid !== undefined && existing.uid !== newPod.uid;
   const decide = (): PodEvictionAction[] =>
-    handlePodUpdate(item, pod, taints, lookupIn(entries, podsByKey(pod === undefined ? [] : [pod])), now);
+    handlePodUpdate(
+      item,
+      pod,
+      taints,
+      lookupIn(entries, podsByKey(pod === undefined ? [] : [pod])),
+      now,
+      upstreamBehaviour(deps.config.emulationVersion),
+    );
   let actions = decide();
   if (otherIncarnation || actions.some((a) => a.kind === 'schedule' && isImmediate(a))) {
     // Decide again on the pod as the API has it now (upstream's lister read): before an immediate

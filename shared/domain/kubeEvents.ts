@@ -26,6 +26,8 @@ export type KubeEventType = 'Normal' | 'Warning';
 export const NodeControllerSource = 'node-controller';
 /** EventSource.Component of the taint eviction controller's recorder (pre-1.29: `taint-controller`). */
 export const TaintEvictionControllerSource = 'taint-eviction-controller';
+/** The component by minor: upstreamBehaviour(version).taintEvictionEventSource. */
+export type TaintEvictionSource = typeof TaintEvictionControllerSource | 'taint-controller';
 
 export interface KubeEvent {
   readonly involvedObject: {
@@ -107,22 +109,28 @@ export function nodeControllerEvictionEvent(pod: PodObject, nodeName: string): K
 }
 
 // The taint eviction controller refers to a pod by namespace/name only (no UID in its ref).
-function taintManagerEvent(podRef: PodRef, message: string): KubeEvent {
+function taintManagerEvent(podRef: PodRef, message: string, source: TaintEvictionSource): KubeEvent {
   return {
     involvedObject: { kind: 'Pod', name: podRef.name, namespace: podRef.namespace },
     type: 'Normal',
     reason: EventReason.TaintManagerEviction,
     message,
-    source: TaintEvictionControllerSource,
+    source,
   };
 }
 
 /** Upstream emitPodDeletionEvent: the eviction timer fired. */
-export function taintManagerEvictionEvent(podRef: PodRef): KubeEvent {
-  return taintManagerEvent(podRef, `Marking for deletion Pod ${podRef.namespace}/${podRef.name}`);
+export function taintManagerEvictionEvent(
+  podRef: PodRef,
+  source: TaintEvictionSource = TaintEvictionControllerSource,
+): KubeEvent {
+  return taintManagerEvent(podRef, `Marking for deletion Pod ${podRef.namespace}/${podRef.name}`, source);
 }
 
 /** Upstream emitCancelPodDeletionEvent: a pending eviction timer was cancelled. */
-export function cancelPodDeletionEvent(podRef: PodRef): KubeEvent {
-  return taintManagerEvent(podRef, `Cancelling deletion of Pod ${podRef.namespace}/${podRef.name}`);
+export function cancelPodDeletionEvent(
+  podRef: PodRef,
+  source: TaintEvictionSource = TaintEvictionControllerSource,
+): KubeEvent {
+  return taintManagerEvent(podRef, `Cancelling deletion of Pod ${podRef.namespace}/${podRef.name}`, source);
 }

@@ -18,6 +18,7 @@ import {
   workingCopy,
 } from './controllerState.js';
 import { perform, type Pass } from './effects.js';
+import { upstreamBehaviour } from './upstreamVersion.js';
 import { registeredNodeEvent, removingNodeEvent, nodeNotReadyEvent } from './kubeEvents.js';
 import {
   legacyMarkAllNodesReachable,
@@ -59,6 +60,7 @@ export const NodeHealthUpdateRetry = 5;
 
 export type MonitorConfig = Pick<
   ControllerConfig,
+  | 'emulationVersion'
   | 'nodeMonitorGracePeriod'
   | 'nodeStartupGracePeriod'
   | 'nodeEvictionRate'
@@ -96,6 +98,8 @@ export interface MonitorPassResult {
   readonly healthUpdateFailures: readonly string[];
   /** Per node, the Ready condition before and after this pass (for metrics, Decisions, scenarios). */
   readonly readiness: ReadonlyMap<string, { observed: NodeCondition; current: NodeCondition | undefined }>;
+  /** Which of the two processTaintBaseEviction decided on: `current` from v1.34 (PR #120816). */
+  readonly taintDecidedOn: 'observed' | 'current';
   /**
    * Nodes as the API returned them in this pass (a re-read after a failed status write, or the written
    * node), newer than the node cache's copy: the caller keeps them, so its next pass does not decide on
@@ -125,6 +129,37 @@ export function classifyNodes(
   const listed = new Set(nodes.map((n) => n.name));
   const deleted = [...knownNodes.keys()].filter((name) => !listed.has(name));
   return { added, deleted, newZoneRepresentatives };
+}
+
+/**
+ * The nodes this pass would mark Unknown (tryUpdateNodeHealth finds their probe older than the grace
+ * period and writes the status): the ones upstream confirms against the API's Lease first (PR #138698,
+ * v1.37). Pure, and as cheap as the pass's own first attempt per node, which it repeats.
+ *
+ * @example
+ * nodesToMarkUnknown(state, { nodes, leases }, now, config); // ['a-1'] when a-1 went silent a grace ago
+ */
+export function nodesToMarkUnknown(
+  state: ControllerState,
+  input: MonitorInput,
+  now: EpochMillis,
+  config: MonitorConfig,
+  options: MonitorOptions = {},
+): string[] {
+  const healthOptions = { heartbeatIsProbe: options.heartbeatIsProbe ?? true };
+  return input.nodes
+    .filter(
+      (node) =>
+        tryUpdateNodeHealth(
+          node,
+          input.leases.get(node.name),
+          state.nodeHealth.get(node.name),
+          now,
+          config,
+          healthOptions,
+        ).statusUpdate !== undefined,
+    )
+    .map((node) => node.name);
 }
 
 export function* monitorNodeHealth(
@@ -167,6 +202,7 @@ export function* monitorNodeHealth(
   const readiness = new Map<string, { observed: NodeCondition; current: NodeCondition | undefined }>();
   const nodeCopies = new Map<string, Node>();
   const healthOptions = { heartbeatIsProbe: options.heartbeatIsProbe ?? true };
+  const taintOnCurrent = upstreamBehaviour(config.emulationVersion).taintOnCurrentReadyCondition;
 
   for (const listed of input.nodes) {
     const savedBefore = s.nodeHealth.get(listed.name);
@@ -200,8 +236,12 @@ export function* monitorNodeHealth(
 
     if (current !== undefined) {
       if (config.evictionMode === 'taint') {
-        if (!processTaintBaseEvictionWithoutWrites(s, node, observed, now))
-          yield* processTaintBaseEviction(s, node, observed, now);
+        // From v1.34 (PR #120816) on the condition this pass leaves, so the NoExecute taint is queued in
+        // the pass that marks the node Unknown; before, on the one it found: one monitor period later
+        // (docs/upstream.md#quirk-1).
+        const ready = taintOnCurrent ? current : observed;
+        if (!processTaintBaseEvictionWithoutWrites(s, node, ready, now))
+          yield* processTaintBaseEviction(s, node, ready, now);
       } else {
         yield* processNoTaintBaseEvictionPass(s, node, observed, now, config);
       }
@@ -248,6 +288,7 @@ export function* monitorNodeHealth(
     removed: deleted,
     healthUpdateFailures,
     readiness,
+    taintDecidedOn: taintOnCurrent ? 'current' : 'observed',
     nodeCopies,
   };
 }

@@ -13,7 +13,12 @@
 // - Informer, lister and client errors other than NotFound are the caller's (upstream logs them and
 //   does nothing: if listing the node's pods fails, store `noExecuteTaints` and apply no actions).
 import { getNoExecuteTaints, taintSemanticallyEqual } from './taints.js';
-import { getMatchingTolerations, getMinTolerationTime } from './tolerations.js';
+import {
+  getMatchingTolerations,
+  getMinTolerationTime,
+  NewestTolerationRules,
+  type TolerationRules,
+} from './tolerations.js';
 import type { EpochMillis, Millis, Node, Pod, PodKey, Taint, Toleration } from './types.js';
 import { podKey } from './types.js';
 
@@ -171,6 +176,7 @@ export function processPodOnNode(
   taints: readonly Taint[],
   existing: ScheduledEviction | undefined,
   now: EpochMillis,
+  rules: TolerationRules = NewestTolerationRules,
 ): PodEvictionAction[] {
   const actions: PodEvictionAction[] = [];
   let scheduled = existing;
@@ -193,7 +199,7 @@ export function processPodOnNode(
   // 0" and schedule an immediate deletion. handleNodeUpdate and handlePodUpdate never call this with no
   // taints.
   if (taints.length === 0) cancel();
-  const { allTolerated, used } = getMatchingTolerations(taints, pod.tolerations);
+  const { allTolerated, used } = getMatchingTolerations(taints, pod.tolerations, rules);
   if (!allTolerated) {
     // Not all taints are tolerated: drop any scheduled work, the pod goes right away.
     cancel();
@@ -239,6 +245,7 @@ export function handleNodeUpdate(
   podsOnNode: readonly Pod[],
   existing: ScheduledEvictionLookup,
   now: EpochMillis,
+  rules: TolerationRules = NewestTolerationRules,
 ): NodeUpdateOutcome {
   if (node === undefined) return { noExecuteTaints: undefined, actions: [] };
   const taints = getNoExecuteTaints(node.taints);
@@ -257,6 +264,7 @@ export function handleNodeUpdate(
       taints,
       existing(key),
       now,
+      rules,
     );
   });
   return { noExecuteTaints, actions };
@@ -278,6 +286,7 @@ export function handlePodUpdate(
   nodeTaints: readonly Taint[] | undefined,
   existing: ScheduledEvictionLookup,
   now: EpochMillis,
+  rules: TolerationRules = NewestTolerationRules,
 ): PodEvictionAction[] {
   if (pod === undefined) return [{ kind: 'cancel', key: item.key }];
   if (pod.nodeName !== item.nodeName) return [];
@@ -289,6 +298,7 @@ export function handlePodUpdate(
     nodeTaints,
     existing(key),
     now,
+    rules,
   );
 }
 
@@ -332,6 +342,7 @@ export function decideFiredEviction(
   pod: Pod | undefined,
   node: Node | undefined,
   now: EpochMillis,
+  rules: TolerationRules = NewestTolerationRules,
 ): FiredEvictionDecision {
   if (pod === undefined) return { kind: 'drop', why: 'the pod is no longer on the node' };
   if (eviction.uid !== undefined && pod.uid !== eviction.uid) {
@@ -352,6 +363,7 @@ export function decideFiredEviction(
     taints,
     { createdAt: eviction.createdAt, fireAt: eviction.fireAt },
     now,
+    rules,
   );
   const schedule = actions.find((a) => a.kind === 'schedule');
   if (actions.length === 0 || (schedule !== undefined && schedule.fireAt <= now)) {

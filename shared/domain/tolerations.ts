@@ -9,6 +9,12 @@
 // Differences: durations are milliseconds, not time.Duration; absent optional strings stand for Go's "".
 import { TaintNodeNotReady, TaintNodeUnreachable } from './taints.js';
 import type { Millis, Taint, Toleration } from './types.js';
+import { upstreamBehaviour, DefaultEmulationVersion, type UpstreamBehaviour } from './upstreamVersion.js';
+
+/** The matcher's rules that changed across minors: `Lt`/`Gt` from v1.35 (KEP-5471). */
+export type TolerationRules = Pick<UpstreamBehaviour, 'tolerationComparisonOperators'>;
+/** The newest minor's rules: upstream's tests are written against them. */
+export const NewestTolerationRules: TolerationRules = upstreamBehaviour(DefaultEmulationVersion);
 
 /** Taint keys the admission plugin defaults tolerations for (k8s.io/api/core/v1 well_known_taints.go). */
 
@@ -35,10 +41,15 @@ function parseInt64(s: string): bigint | undefined {
  * 2. an empty key matches every key (API validation demands `Exists` then, the matcher does not);
  * 3. operator "" or `Equal` compares values, `Exists` matches any value;
  * 4. `Lt`/`Gt` compare the values as int64 (taint < toleration, taint > toleration); a value that
- *    does not parse matches nothing;
+ *    does not parse matches nothing. Before v1.35 (`rules`) the matcher had no such case: they match
+ *    nothing, as any other unknown operator;
  * 5. any other operator matches nothing.
  */
-export function toleratesTaint(toleration: Toleration, taint: Taint): boolean {
+export function toleratesTaint(
+  toleration: Toleration,
+  taint: Taint,
+  rules: TolerationRules = NewestTolerationRules,
+): boolean {
   const effect = toleration.effect ?? '';
   if (effect !== '' && effect !== taint.effect) return false;
   const key = toleration.key ?? '';
@@ -56,6 +67,7 @@ export function toleratesTaint(toleration: Toleration, taint: Taint): boolean {
       return true;
     case 'Lt':
     case 'Gt': {
+      if (!rules.tolerationComparisonOperators) return false;
       const tolerationNumber = parseInt64(tolerationValue);
       const taintNumber = parseInt64(taintValue);
       if (tolerationNumber === undefined || taintNumber === undefined) return false;
@@ -82,12 +94,13 @@ export interface MatchingTolerations {
 export function getMatchingTolerations(
   taints: readonly Taint[],
   tolerations: readonly Toleration[],
+  rules: TolerationRules = NewestTolerationRules,
 ): MatchingTolerations {
   if (taints.length === 0) return { allTolerated: true, used: [] };
   if (tolerations.length === 0) return { allTolerated: false, used: [] };
   const used: Toleration[] = [];
   for (const taint of taints) {
-    const first = tolerations.find((toleration) => toleratesTaint(toleration, taint));
+    const first = tolerations.find((toleration) => toleratesTaint(toleration, taint, rules));
     if (first === undefined) return { allTolerated: false, used: [] };
     used.push(first);
   }

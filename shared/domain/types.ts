@@ -50,6 +50,9 @@ export interface Node {
   readonly truncated?: readonly string[];
 }
 
+/** upstream v1.NamespaceNodeLease: where each kubelet renews its node's Lease. */
+export const NamespaceNodeLease = 'kube-node-lease';
+
 /**
  * The node Lease in `kube-node-lease`, reduced to what tryUpdateNodeHealth compares.
  * In this project the relay's Heartbeat Digest provides it: `renewTime` is the relay-clock

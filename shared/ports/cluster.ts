@@ -11,6 +11,9 @@ import type { KubeEvent } from '../domain/kubeEvents.js';
 import type { TaintSwap } from '../domain/taints.js';
 import type { EpochMillis, Node, Pod } from '../domain/types.js';
 
+/** How addConditionAndDeletePod writes the DisruptionTarget condition (upstreamBehaviour). */
+export type DisruptionTargetWrite = 'none' | 'condition' | 'withObservedGeneration';
+
 export interface ClusterCallOptions {
   /** Aborts the call (and its retries): the handler's deadline signal (docs/contributing.md#deadlines). */
   readonly signal?: AbortSignal;
@@ -74,12 +77,14 @@ export interface ClusterPort {
    * DisruptionTarget condition through pods/status when it is not already there, then DELETE with the
    * default grace period. With `uid` (the pod the eviction was decided for), a pod of another UID counts
    * as gone and the DELETE carries a UID precondition: a pod re-created under the name is never touched.
-   * One attempt; the caller retries (taintEviction.ts deletePodRetries).
+   * One attempt; the caller retries (taintEviction.ts deletePodRetries). `disruptionTarget` follows the
+   * emulated minor (upstreamVersion.ts): `none` before v1.26 (PodDisruptionConditions off), `condition`
+   * v1.26–v1.33, `withObservedGeneration` (the pod's generation on the condition) from v1.34, the default.
    */
   deletePodForTaintEviction(
     namespace: string,
     name: string,
-    opts?: ClusterCallOptions & { readonly uid?: string },
+    opts?: ClusterCallOptions & { readonly uid?: string; readonly disruptionTarget?: DisruptionTargetWrite },
   ): Promise<TaintEvictionDeleteResult>;
 
   /**
@@ -91,6 +96,13 @@ export interface ClusterPort {
     name: string,
     opts?: ClusterCallOptions,
   ): Promise<ReadResult<LeaderLease>>;
+
+  /**
+   * The resourceVersion of a node's Lease in `kube-node-lease`, read from the API (a quorum read): the
+   * live GET of upstream's lease confirmation (PR #138698, v1.37) before a node is marked Unknown.
+   * NotFound when the node has no Lease.
+   */
+  getNodeLeaseVersion(node: string, opts?: ClusterCallOptions): Promise<ReadResult<string>>;
 
   /** Records a core/v1 Event, as client-go's EventRecorder would. Best effort: failures are values. */
   recordEvent(event: KubeEvent, opts?: ClusterCallOptions): Promise<WriteResult>;

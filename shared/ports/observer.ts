@@ -19,7 +19,8 @@ export type MetricName =
   | 'taint_eviction_controller_pod_deletions_total'
   | 'nlc_observation_gap_seconds'
   | 'nlc_stale_digests_total'
-  | 'nlc_refused_digests_total';
+  | 'nlc_refused_digests_total'
+  | 'nlc_lease_confirmation_holds_total';
 
 export type MetricUnit = 'Count' | 'Percent' | 'Seconds';
 

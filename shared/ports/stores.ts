@@ -68,6 +68,12 @@ export interface ClusterMeta {
   readonly clockCandidate?: number;
   /** The accepted term was checked against the leader Lease (false: no Lease exists). */
   readonly termVerified?: boolean;
+  /**
+   * Lease confirmation (PR #138698, v1.37; upstream's ConsistencyStore `WroteAt`): the resourceVersion of
+   * a node Lease the API showed newer than the relay's copy. Monitor passes are held until a digest's
+   * `leaseResourceVersion` is at least as new; then it is cleared.
+   */
+  readonly leaseWrittenVersion?: string;
   /** Digests refused so far (a deposed leader's, a forged one, a clock beyond tolerance). */
   readonly refusedDigests?: number;
   /** When the last one was refused (the functions' clock), why, and its term (`relayId@leaderSince`). */

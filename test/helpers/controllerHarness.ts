@@ -11,6 +11,7 @@ import type { FakeCluster } from './fakeCluster.js';
 // Upstream test constants (current file): grace 50s, startup 60s, period 5s, QPS 100000,
 // large-cluster threshold 20, unhealthy threshold 0.55.
 export const testConfig: ControllerConfig = {
+  emulationVersion: '1.37',
   nodeMonitorPeriod: 5_000,
   nodeMonitorGracePeriod: 50_000,
   nodeStartupGracePeriod: 60_000,

@@ -287,7 +287,7 @@ export function podCondition(
   name: string,
   type: string,
   namespace = 'default',
-): { status?: string; reason?: string } | undefined {
+): { status?: string; reason?: string; observedGeneration?: number } | undefined {
   return api.store.pods.get(name, { namespace }).status?.conditions?.find((c) => c.type === type);
 }
 

@@ -9,6 +9,7 @@ import {
   ENV_PREFIX,
   UPSTREAM_DEFAULTS,
   configWarnings,
+  defaultsFor,
   formatConfigValue,
   loadConfig,
   loadConfigWithSources,
@@ -17,6 +18,11 @@ import {
   type ControllerConfig,
 } from '../../shared/config.js';
 import { durationSchema, formatDuration, parseDuration } from '../../shared/duration.js';
+import {
+  NewestEmulatedMinor,
+  OldestEmulatedMinor,
+  type EmulationVersion,
+} from '../../shared/domain/upstreamVersion.js';
 import { ConfigError, NlcError, type ConfigIssue } from '../../shared/errors.js';
 
 const DURATION_FORM = 'expected a duration like "40s", "5m" or a number of seconds';
@@ -215,6 +221,7 @@ describe('durationSchema', () => {
 describe('parseConfigObject (scenarios)', () => {
   it('reads every kind of value by config name, defaults the rest, and freezes the result', () => {
     const config = parseConfigObject({
+      emulationVersion: '1.26', // the last minor with the legacy path
       nodeMonitorPeriod: '1s',
       nodeMonitorGracePeriod: 40, // seconds
       nodeStartupGracePeriod: '2m',
@@ -230,6 +237,7 @@ describe('parseConfigObject (scenarios)', () => {
       relayLease: 'kube-system/relay',
     });
     expect(config).toEqual({
+      emulationVersion: '1.26',
       nodeMonitorPeriod: 1_000,
       nodeMonitorGracePeriod: 40_000,
       nodeStartupGracePeriod: 120_000,
@@ -549,7 +557,7 @@ describe('invalid settings name the field and the expected form', () => {
     { name: 'threshold 0 nodes is allowed', config: { largeClusterSizeThreshold: '0' } },
     {
       name: 'zero startup grace and pod eviction timeout are allowed',
-      config: { nodeStartupGracePeriod: 0, podEvictionTimeout: '0s' },
+      config: { nodeStartupGracePeriod: 0, podEvictionTimeout: '0s', emulationVersion: '1.26' },
     },
     {
       name: 'grace just above period',
@@ -618,9 +626,18 @@ describe('loadConfig (environment and overrides)', () => {
     { env: { NLC_NODE_MONITOR_GRACE_PERIOD: '40s' }, key: 'nodeMonitorGracePeriod', want: 40_000 },
     { env: { NLC_NODE_MONITOR_GRACE_PERIOD: '40' }, key: 'nodeMonitorGracePeriod', want: 40_000 },
     { env: { NLC_NODE_STARTUP_GRACE_PERIOD: '1m30s' }, key: 'nodeStartupGracePeriod', want: 90_000 },
-    { env: { NLC_POD_EVICTION_TIMEOUT: '10m' }, key: 'podEvictionTimeout', want: 600_000 },
+    {
+      env: { NLC_POD_EVICTION_TIMEOUT: '10m', NLC_EMULATION_VERSION: '1.26' },
+      key: 'podEvictionTimeout',
+      want: 600_000,
+    },
     { env: { NLC_NODE_EVICTION_PERIOD: '0.25' }, key: 'nodeEvictionPeriod', want: 250 },
-    { env: { NLC_EVICTION_MODE: 'legacy' }, key: 'evictionMode', want: 'legacy' },
+    {
+      env: { NLC_EVICTION_MODE: 'legacy', NLC_EMULATION_VERSION: '1.25' },
+      key: 'evictionMode',
+      want: 'legacy',
+    },
+    { env: { NLC_EMULATION_VERSION: 'v1.30.4' }, key: 'emulationVersion', want: '1.30' },
     { env: { NLC_CLUSTER: ' prod ' }, key: 'cluster', want: 'prod' },
   ])('$env → $key = $want', ({ env, key, want }) => {
     expect(loadConfig(env)[key]).toBe(want);
@@ -663,6 +680,7 @@ describe('loadConfig (environment and overrides)', () => {
       { nodeEvictionRate: '0.2', nodeMonitorGracePeriod: '60s' },
     );
     expect(settings).toEqual({
+      emulationVersion: { value: '1.37', source: 'default' },
       nodeMonitorPeriod: { value: 5_000, source: 'default' },
       nodeMonitorGracePeriod: { value: 60_000, source: 'override' },
       nodeStartupGracePeriod: { value: 60_000, source: 'default' },
@@ -743,7 +761,7 @@ describe('loadConfig (environment and overrides)', () => {
     },
     {
       name: 'a bad override is named by its key',
-      env: { NLC_EVICTION_MODE: 'legacy' },
+      env: { NLC_EVICTION_MODE: 'legacy', NLC_EMULATION_VERSION: '1.26' },
       overrides: { evictionMode: 'none' },
       issues: [{ path: 'evictionMode', message: 'expected "taint" or "legacy", got "none"' }],
     },
@@ -853,5 +871,92 @@ describe('errors', () => {
     class ExampleError extends NlcError {}
     expect(new NlcError('x').name).toBe('NlcError');
     expect(new ExampleError('x').name).toBe('ExampleError');
+  });
+});
+
+describe('emulationVersion: the upstream minor reproduced', () => {
+  it('defaults to the newest released minor, with its defaults', () => {
+    expect(parseConfigObject({}).emulationVersion).toBe(`1.${NewestEmulatedMinor}`);
+    expect(UPSTREAM_DEFAULTS.emulationVersion).toBe(`1.${NewestEmulatedMinor}`);
+  });
+
+  it.each([
+    { version: '1.25', grace: 40_000 },
+    { version: '1.31', grace: 40_000 },
+    { version: '1.32', grace: 50_000 },
+    { version: '1.37', grace: 50_000 },
+  ])(
+    '$version: nodeMonitorGracePeriod defaults to $grace ms (50s from v1.32, PR #126287)',
+    ({ version, grace }) => {
+      expect(parseConfigObject({ emulationVersion: version }).nodeMonitorGracePeriod).toBe(grace);
+      expect(defaultsFor(version as EmulationVersion).nodeMonitorGracePeriod).toBe(grace);
+      // A grace period given is kept, whatever the minor.
+      expect(
+        parseConfigObject({ emulationVersion: version, nodeMonitorGracePeriod: '45s' })
+          .nodeMonitorGracePeriod,
+      ).toBe(45_000);
+    },
+  );
+
+  it('takes "1.NN", "v1.NN.P" and the YAML number 1.NN', () => {
+    expect(parseConfigObject({ emulationVersion: 'v1.28.3' }).emulationVersion).toBe('1.28');
+    expect(parseConfigObject({ emulationVersion: 1.34 }).emulationVersion).toBe('1.34');
+  });
+
+  it.each([
+    { input: '1.24', shown: '"1.24"', hint: '' },
+    { input: '1.38', shown: '"1.38"', hint: '' },
+    { input: 'latest', shown: '"latest"', hint: '' },
+    { input: 1.3, shown: '1.3', hint: ' (a YAML number loses trailing zeros: quote it, as "1.30")' },
+  ])('refuses $input, naming the range', ({ input, shown, hint }) => {
+    expect(issuesOf(() => parseConfigObject({ emulationVersion: input }))).toEqual([
+      {
+        path: 'config.emulationVersion',
+        message: `expected an upstream minor from 1.${OldestEmulatedMinor} to 1.${NewestEmulatedMinor} (like "1.34"), got ${shown}${hint}`,
+      },
+    ]);
+  });
+
+  it('refuses the legacy eviction path and --pod-eviction-timeout from v1.27 (PR #115840), by field', () => {
+    const removed =
+      'removed in v1.27 (PR #115840); emulationVersion 1.27 does not have it: emulate "1.26" or earlier for it';
+    expect(
+      issuesOf(() =>
+        parseConfigObject({ emulationVersion: '1.27', evictionMode: 'legacy', podEvictionTimeout: '2m' }),
+      ),
+    ).toEqual([
+      {
+        path: 'config.evictionMode',
+        message: `"legacy" is the eviction path of --enable-taint-manager=false, ${removed}`,
+      },
+      { path: 'config.podEvictionTimeout', message: `--pod-eviction-timeout was ${removed}` },
+    ]);
+    expect(issuesOf(() => loadConfig({ NLC_EVICTION_MODE: 'legacy' }))).toEqual([
+      {
+        path: 'NLC_EVICTION_MODE',
+        message:
+          '"legacy" is the eviction path of --enable-taint-manager=false, removed in v1.27 (PR #115840); emulationVersion 1.37 does not have it: emulate "1.26" or earlier for it',
+      },
+    ]);
+    const legacy = parseConfigObject({
+      emulationVersion: '1.26',
+      evictionMode: 'legacy',
+      podEvictionTimeout: '2m',
+    });
+    expect([legacy.evictionMode, legacy.podEvictionTimeout]).toEqual(['legacy', 120_000]);
+  });
+
+  it('a bad emulationVersion still lets the grace check run on the newest defaults, and reports both', () => {
+    expect(issuesOf(() => parseConfigObject({ emulationVersion: '2.0', nodeMonitorPeriod: '1m' }))).toEqual([
+      {
+        path: 'config.emulationVersion',
+        message: `expected an upstream minor from 1.${OldestEmulatedMinor} to 1.${NewestEmulatedMinor} (like "1.34"), got "2.0"`,
+      },
+      {
+        path: 'config.nodeMonitorGracePeriod',
+        message:
+          'nodeMonitorGracePeriod (50s) must be greater than nodeMonitorPeriod (1m): the grace must span several node status updates',
+      },
+    ]);
   });
 });

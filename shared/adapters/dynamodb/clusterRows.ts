@@ -23,6 +23,7 @@ const MetaSchema = z.object({
   clockOffset: z.number().optional(),
   clockCandidate: z.number().optional(),
   termVerified: z.boolean().optional(),
+  leaseWrittenVersion: z.string().optional(),
   refusedDigests: z.number().optional(),
   lastRefusedAtMs: z.number().optional(),
   lastRefusal: z.string().optional(),
@@ -50,7 +51,8 @@ export function metaEqual(a: ClusterMeta, b: ClusterMeta): boolean {
     a.nodeMonitorGracePeriodMs === b.nodeMonitorGracePeriodMs &&
     a.clockOffset === b.clockOffset &&
     a.clockCandidate === b.clockCandidate &&
-    a.termVerified === b.termVerified
+    a.termVerified === b.termVerified &&
+    a.leaseWrittenVersion === b.leaseWrittenVersion
   );
 }
 
@@ -102,6 +104,7 @@ export function decodeZoneRows(ctx: DynamoContext, cluster: string, rows: readon
         ...(m.clockOffset !== undefined && { clockOffset: m.clockOffset }),
         ...(m.clockCandidate !== undefined && { clockCandidate: m.clockCandidate }),
         ...(m.termVerified !== undefined && { termVerified: m.termVerified }),
+        ...(m.leaseWrittenVersion !== undefined && { leaseWrittenVersion: m.leaseWrittenVersion }),
         ...(m.refusedDigests !== undefined && { refusedDigests: m.refusedDigests }),
         ...(m.lastRefusedAtMs !== undefined && { lastRefusedAt: m.lastRefusedAtMs }),
         ...(m.lastRefusal !== undefined && { lastRefusal: m.lastRefusal }),

@@ -494,6 +494,7 @@ export class DynamoDbControllerStateStore implements ControllerStateStore {
       clockOffset: meta.clockOffset,
       clockCandidate: meta.clockCandidate,
       termVerified: meta.termVerified,
+      leaseWrittenVersion: meta.leaseWrittenVersion,
       updatedAt: isoString(now),
       updatedAtMs: now,
     });

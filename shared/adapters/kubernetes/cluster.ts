@@ -45,7 +45,7 @@ import {
 } from '@kubernetes/client-node';
 import type { Effect, EffectResult, ReadResult, ResultOf, WriteResult } from '../../domain/effects.js';
 import type { KubeEvent } from '../../domain/kubeEvents.js';
-import type { Millis, Node, Pod } from '../../domain/types.js';
+import { NamespaceNodeLease, type Millis, type Node, type Pod } from '../../domain/types.js';
 import type { ClusterCallOptions, ClusterPort, LeaderLease } from '../../ports/cluster.js';
 import type { Clock } from '../../ports/clock.js';
 import { createApiCall, fail, fromMapped, OK, quote, type ApiContext } from './apiCalls.js';
@@ -203,6 +203,14 @@ export function createKubernetesCluster(
     };
   }
 
+  async function getNodeLeaseVersion(node: string, signal?: AbortSignal): Promise<ReadResult<string>> {
+    const got = await call(`get lease ${quote(`${NamespaceNodeLease}/${node}`)}`, signal, (o) =>
+      coordination.readNamespacedLease({ name: node, namespace: NamespaceNodeLease }, o),
+    );
+    if (!got.ok) return got;
+    return { ok: true, value: got.value.metadata?.resourceVersion ?? '' };
+  }
+
   async function recordEvent(event: KubeEvent, signal?: AbortSignal): Promise<WriteResult> {
     const body = makeEvent(event, clock.now(), random() * 1_000_000);
     const { namespace } = body.metadata;
@@ -246,8 +254,9 @@ export function createKubernetesCluster(
     addNodeLabels: (name, labels, opts) => addNodeLabels(api, name, labels, opts?.signal),
     swapNodeTaints: (name, swap, opts) => swapNodeTaints(api, name, swap, opts?.signal),
     deletePodForTaintEviction: (namespace, name, opts) =>
-      deletePodForTaintEviction(api, namespace, name, opts?.uid, opts?.signal),
+      deletePodForTaintEviction(api, namespace, name, opts?.uid, opts?.signal, opts?.disruptionTarget),
     getLeaderLease: (namespace, name, opts) => getLeaderLease(namespace, name, opts?.signal),
+    getNodeLeaseVersion: (node, opts) => getNodeLeaseVersion(node, opts?.signal),
     recordEvent: (event, opts) => recordEvent(event, opts?.signal),
   };
 }

@@ -7,7 +7,7 @@ import type { KubeEvent } from '../../domain/kubeEvents.js';
 import { aggregateErrorMessage, markPodsNotReadyOutcome } from '../../domain/podStatus.js';
 import { disruptionTargetCondition } from '../../domain/taintEviction.js';
 import { podKey, type Pod } from '../../domain/types.js';
-import type { TaintEvictionDeleteResult } from '../../ports/cluster.js';
+import type { DisruptionTargetWrite, TaintEvictionDeleteResult } from '../../ports/cluster.js';
 import { fail, OK, quote, type ApiContext } from './apiCalls.js';
 import { updatePodCondition } from './podConditions.js';
 
@@ -132,6 +132,7 @@ export async function deletePodForTaintEviction(
   name: string,
   uid: string | undefined,
   signal?: AbortSignal,
+  disruptionTarget: DisruptionTargetWrite = 'withObservedGeneration',
 ): Promise<TaintEvictionDeleteResult> {
   const gone = { ok: true, podWasGone: true } as const;
   const got = await readPod(api, namespace, name, signal);
@@ -142,7 +143,17 @@ export async function deletePodForTaintEviction(
   // nothing but another deletion counted; done.
   if (got.value.metadata?.deletionTimestamp !== undefined) return gone;
   const conditions = got.value.status?.conditions ?? [];
-  const result = updatePodCondition(conditions, { ...disruptionTargetCondition }, api.clock.now());
+  // PodDisruptionConditions off (v1.25): straight to the delete.
+  const generation = got.value.metadata?.generation;
+  const condition = {
+    ...disruptionTargetCondition,
+    ...(disruptionTarget === 'withObservedGeneration' &&
+      generation !== undefined && { observedGeneration: generation }),
+  };
+  const result =
+    disruptionTarget === 'none'
+      ? { changed: false, conditions }
+      : updatePodCondition(conditions, condition, api.clock.now());
   if (result.changed) {
     // The UID pins the pod we read (upstream PatchPodStatus); the resourceVersion keeps a concurrent
     // condition change from being overwritten by our whole-list merge patch.

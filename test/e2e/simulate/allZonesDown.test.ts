@@ -5,11 +5,15 @@
 // - Every kubelet stops at 35 s after its 30 s renewal: all six nodes Unknown at 85 s (30 + 50, next
 //   pass), each with NodeNotReady and its pod NotReady; node-taints adds unreachable:NoSchedule to each
 //   (not rate limited, not braked by zone states).
+// - The same pass queues every node for its NoExecute taint (processTaintBaseEviction decides on the
+//   Ready condition the pass leaves, Unknown: PR #120816, from v1.34; the default emulationVersion is
+//   1.37); here the queues hand out only after the whole pass, handleDisruption included.
 // - handleDisruption in that pass: both zones have no Ready node → FullDisruption; every zone is Full and
 //   was not before → enter master disruption: markNodeAsReachable on every node (no NoExecute taint to
-//   remove yet), SwapLimiter(0) on every zone (never a token), zones Normal → FullDisruption.
-// - 90 s on: the nodes are queued (observed Unknown) but no token ever comes: no NoExecute taint, no pod
-//   deleted.
+//   remove yet; it takes the nodes just queued off the queues), SwapLimiter(0) on every zone (never a
+//   token), zones Normal → FullDisruption.
+// - 90 s on: every pass queues the nodes again (Unknown) but no token ever comes: no NoExecute taint, no
+//   pod deleted.
 // - 300 s: startKubelet (actions come first in an instant): each kubelet posts Ready=True and renews.
 //   node-taints removes unreachable:NoSchedule. The 300 s pass observes Ready=True: markNodeAsReachable
 //   takes the nodes off the queues; handleDisruption: not all Full now, all were → exit master

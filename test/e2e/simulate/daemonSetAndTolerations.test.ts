@@ -5,11 +5,13 @@
 // cancelWorkWithEvent; docs/upstream.md#defaulttolerationseconds; docs/upstream.md#quirk-17 and #quirk-18;
 // #behaviour-users-rely-on):
 // - a-1 stops at 35 s after its 30 s renewal: Unknown at 85 s, all five pods NotReady (MarkPodsNotReady
-//   spares none, DaemonSet pods included), unreachable:NoSchedule at 85 s, unreachable:NoExecute at 90 s.
-// - At 90 s, per pod (GetMatchingTolerations, first match wins; getMinTolerationTime):
-//     now-1      tolerationSeconds 0 → "<= 0 means evict now": deleted at 90 s;
-//     quick-1    60 s → deleted at 150 s;
-//     web-1      admission's 300 s → due at 390 s;
+//   spares none, DaemonSet pods included), unreachable:NoSchedule at 85 s, and unreachable:NoExecute in
+//   the same pass, 85 s (processTaintBaseEviction decides on the Ready condition the pass leaves: PR
+//   #120816, from v1.34; the default emulationVersion is 1.37).
+// - At 85 s, per pod (GetMatchingTolerations, first match wins; getMinTolerationTime):
+//     now-1      tolerationSeconds 0 → "<= 0 means evict now": deleted at 85 s;
+//     quick-1    60 s → deleted at 145 s;
+//     web-1      admission's 300 s → due at 385 s;
 //     agent-1    DaemonSet tolerations without seconds → forever (-1): nothing scheduled;
 //     forever-1  {operator: Exists} tolerates every taint, no seconds → forever.
 //   Each deletion comes with one TaintManagerEviction "Marking for deletion" event.
@@ -17,7 +19,7 @@
 //   node-taints removes unreachable:NoSchedule; the 300 s pass observes Ready=True → markNodeAsReachable
 //   removes unreachable:NoExecute. handleNodeUpdate with no NoExecute taint left cancels every pending
 //   eviction, with a "Cancelling deletion" event for each timer it stops: only web-1's (quick-1's fired
-//   at 150 s and is gone; now-1 never had a timer).
+//   at 145 s and is gone; now-1 never had a timer).
 // - Upstream's filters (NodeUpdated: NoExecute taints unchanged; PodUpdated: tolerations and node
 //   unchanged) keep the other node and pod updates of the run (a terminating pod, the NoSchedule
 //   removal, the kubelet's Ready=True) from being processed at all.
@@ -26,7 +28,7 @@ import type { SimulationResult } from '../../../local/simulate/simulation.js';
 import { failures, firstPassAfter, linesOf, runExample, summaryOf } from './helpers.js';
 
 const unknownAt = firstPassAfter(30 + 50); // 85
-const noExecuteAt = unknownAt + 5; // 90
+const noExecuteAt = unknownAt; // the same pass from v1.34 (PR #120816): 85
 const backAt = 300;
 
 let result: SimulationResult;

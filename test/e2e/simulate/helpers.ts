@@ -1,16 +1,31 @@
 // Shared by the `nlc simulate` example tests: run an example from examples/scenarios/ in process, and
 // write timeline lines compactly so a test can compare them with the lines its comments derive.
 import { readFile } from 'node:fs/promises';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { parseScenario } from '../../../local/simulate/scenario.js';
 import { runSimulation, type SimulationResult } from '../../../local/simulate/simulation.js';
 import type { TimelineKind, TimelineLine } from '../../../local/simulate/timeline.js';
 
 export const examplesDir = new URL('../../../examples/scenarios/', import.meta.url);
 
-/** Runs examples/scenarios/<name>.yaml. */
-export async function runExample(name: string): Promise<SimulationResult> {
+export interface RunExampleOptions {
+  /**
+   * Settings laid over the example's `config:` (e.g. `{ emulationVersion: '1.33' }`), validated as the
+   * scenario's own would be.
+   */
+  readonly config?: Readonly<Record<string, unknown>>;
+}
+
+/** Runs examples/scenarios/<name>.yaml, its `config:` overridden by `options.config` if given. */
+export async function runExample(name: string, options: RunExampleOptions = {}): Promise<SimulationResult> {
   const file = new URL(`${name}.yaml`, examplesDir);
-  return runSimulation(parseScenario(await readFile(file, 'utf8'), `${name}.yaml`));
+  let text = await readFile(file, 'utf8');
+  if (options.config !== undefined) {
+    const document = parseYaml(text) as Record<string, unknown>;
+    const config = (document.config ?? {}) as Record<string, unknown>;
+    text = stringifyYaml({ ...document, config: { ...config, ...options.config } });
+  }
+  return runSimulation(parseScenario(text, `${name}.yaml`));
 }
 
 /** Upstream's monitor passes run every nodeMonitorPeriod (5 s) from t = 0. */
@@ -29,8 +44,8 @@ export function lastRenewalAtOrBefore(t: number): number {
 const short = (key: string): string => key.replace(/^node\.kubernetes\.io\//, '');
 
 /**
- * One line, compactly: `85 NodeCondition a-1 Ready=Unknown`, `90 TaintAdded a-1 unreachable:NoExecute`,
- * `390 PodDeleted default/web-1 TaintManagerEviction`, `0 ZoneState region-1:zone-a Initial→Normal`,
+ * One line, compactly: `85 NodeCondition a-1 Ready=Unknown`, `85 TaintAdded a-1 unreachable:NoExecute`,
+ * `385 PodDeleted default/web-1 TaintManagerEviction`, `0 ZoneState region-1:zone-a Initial→Normal`,
  * `85 Event NodeNotReady Node/a-1`, `300 Event TaintManagerEviction Pod/default/web-1 Cancelling`.
  */
 export function describeLine(line: TimelineLine): string {

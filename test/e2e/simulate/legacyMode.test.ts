@@ -2,7 +2,8 @@
 //
 // Derivation (docs/upstream.md#legacy-eviction processNoTaintBaseEviction, evictPods, doEvictionPass;
 // #pod-helpers DeletePods, SetPodTerminationReason; docs/upstream.md#events; #quirk-28):
-// - a-1 and a-2 stop at 35 s after their 30 s renewal: both Unknown at 85 s (30 + 50, next pass), pods
+// - emulationVersion 1.26 (the last minor with this path), so nodeMonitorGracePeriod is its 40s default.
+// - a-1 and a-2 stop at 35 s after their 30 s renewal: both Unknown at 75 s (30 + 40, next pass), pods
 //   NotReady, unreachable:NoSchedule (doNoScheduleTaintingPass runs in both modes). 2 of 4 down is not
 //   PartialDisruption (more than 2 needed): the zone stays Normal at 0.1/s.
 // - processNoTaintBaseEviction(Unknown) evicts when now is after probeTimestamp + podEvictionTimeout:
@@ -20,7 +21,7 @@ import type { SimulationResult } from '../../../local/simulate/simulation.js';
 import { failures, firstPassAfter, linesOf, runExample, summaryOf } from './helpers.js';
 
 const podEvictionTimeout = 300;
-const unknownAt = firstPassAfter(30 + 50); // 85
+const unknownAt = firstPassAfter(30 + 40); // 75
 const evictedAt = firstPassAfter(30 + podEvictionTimeout); // 335
 const secondAt = evictedAt + 1 / 0.1; // 345
 const end = 570;

@@ -8,9 +8,10 @@
 // - Kubelets renew their lease every 10 s from 0 and post status every 300 s from 0 (5 m, 10 m, …).
 // - A kubelet stopped at s was last probed at its last renewal at or before s.
 // - tryUpdateNodeHealth marks Unknown at the first 5 s pass strictly after probe + 50 s grace; the
-//   NoExecute taint comes one pass later (upstream #120815); a zone's bucket (0.1/s, burst 1) then
-//   hands out one token every 10 s; a pod without a toleration goes at its node's taint, one with the
-//   default 300 s toleration 300 s later.
+//   same pass queues the node for the NoExecute taint (processTaintBaseEviction decides on the Ready
+//   condition the pass leaves: upstream PR #120816, from v1.34; the default emulationVersion is 1.37);
+//   a zone's bucket (0.1/s, burst 1) then hands out one token every 10 s; a pod without a toleration
+//   goes at its node's taint, one with the default 300 s toleration 300 s later.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { SimulationResult } from '../../../local/simulate/simulation.js';
 import {
@@ -30,7 +31,7 @@ const statusReportPeriod = 300;
 function singleNodeTimeline(stopAt: number, pods: { readonly tolerating: string[]; readonly not: string[] }) {
   const lastProbe = lastRenewalAtOrBefore(stopAt);
   const unknownAt = firstPassAfter(lastProbe + grace);
-  const noExecuteAt = unknownAt + 5;
+  const noExecuteAt = unknownAt; // the same pass from v1.34 (PR #120816)
   return {
     unknownAt,
     noExecuteAt,
@@ -107,7 +108,7 @@ describe('examples/scenarios/zone-failure-after-30m.yaml (a zone that dies after
   const stopAt = 30 * 60 + 5;
   const zoneNodes = ['b-1', 'b-2', 'b-3', 'b-4'];
   const unknownAt = firstPassAfter(lastRenewalAtOrBefore(stopAt) + grace); // 1855
-  const queuedAt = unknownAt + 5; // the next pass queues them all; the full bucket hands out at once
+  const queuedAt = unknownAt; // the marking pass queues them all (PR #120816); the full bucket hands out at once
   const taintTimes = zoneNodes.map((_, i) => queuedAt + i * 10); // one token every 1 / 0.1 s
 
   it('marks the whole zone Unknown in one pass and moves it to FullDisruption', () => {

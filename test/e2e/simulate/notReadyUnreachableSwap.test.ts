@@ -14,10 +14,14 @@
 //   The first pass after 110 + 50 = 160 is 165 s: Ready (False) and the pressure conditions become
 //   Unknown. Ready was not True, so again no NodeNotReady and no MarkPodsNotReady. node-taints:
 //   unreachable:NoSchedule replaces not-ready:NoSchedule.
-// - 170 s: processTaintBaseEviction(observed Unknown) finds not-ready:NoExecute: SwapNodeControllerTaint,
-//   at once (not rate limited): unreachable:NoExecute in, not-ready:NoExecute out.
-//   web-1: processPodOnNode keeps the existing eviction (created 35 s: 35 + 300 < 170 + 300): 335 s.
-//   ops-1: its unreachable toleration is admission's 300 s: due at 170 + 300 = 470 s.
+// - The same 165 s pass: processTaintBaseEviction decides on the Ready condition the pass leaves,
+//   Unknown (currentReadyCondition: upstream PR #120816, from v1.34; the default emulationVersion is
+//   1.37), finds not-ready:NoExecute: SwapNodeControllerTaint, at once (not rate limited):
+//   unreachable:NoExecute in, not-ready:NoExecute out. The swap is part of the pass (monitorNodeHealth
+//   calls SwapNodeControllerTaint itself), so it comes before node-taints' reaction to the node the pass
+//   wrote (doNoScheduleTaintingPass runs on the update): the NoExecute swap, then the NoSchedule swap.
+//   web-1: processPodOnNode keeps the existing eviction (created 35 s: 35 + 300 < 165 + 300): 335 s.
+//   ops-1: its unreachable toleration is admission's 300 s: due at 165 + 300 = 465 s.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { SimulationResult } from '../../../local/simulate/simulation.js';
 import { failures, firstPassAfter, lastRenewalAtOrBefore, linesOf, runExample } from './helpers.js';
@@ -25,7 +29,7 @@ import { failures, firstPassAfter, lastRenewalAtOrBefore, linesOf, runExample } 
 const notReadyAt = 35;
 const stopAt = 120;
 const unknownAt = firstPassAfter(lastRenewalAtOrBefore(stopAt - 1) + 50); // 110 + 50 → 165
-const swapAt = unknownAt + 5; // 170
+const swapAt = unknownAt; // the same pass from v1.34 (PR #120816): 165
 
 let result: SimulationResult;
 beforeAll(async () => {
@@ -56,14 +60,14 @@ describe('examples/scenarios/not-ready-unreachable-swap.yaml', () => {
     expect(linesOf(result, 'Event').filter((l) => l.includes(' NodeNotReady Node/'))).toEqual([]);
   });
 
-  it('swaps the NoSchedule taint with the condition and the NoExecute taint one pass later, at once', () => {
+  it('swaps the NoSchedule and the NoExecute taints in the pass that marks Unknown, at once', () => {
     expect(
       linesOf(result, 'TaintAdded', 'TaintRemoved').filter((l) => !l.startsWith(`${notReadyAt} `)),
     ).toEqual([
-      `${unknownAt} TaintRemoved a-1 not-ready:NoSchedule`,
-      `${unknownAt} TaintAdded a-1 unreachable:NoSchedule`,
       `${swapAt} TaintRemoved a-1 not-ready:NoExecute`,
       `${swapAt} TaintAdded a-1 unreachable:NoExecute`,
+      `${unknownAt} TaintRemoved a-1 not-ready:NoSchedule`,
+      `${unknownAt} TaintAdded a-1 unreachable:NoSchedule`,
     ]);
   });
 

@@ -3,8 +3,9 @@
 // complete and right.
 //
 // Derivation of the lines checked (as in single-node-failure.test.ts): three nodes in three zones stop at
-// 35 s after their 30 s renewal → Unknown at 85 s, NoExecute at 90 s in each zone (each zone has its own
-// full bucket), their pods (300 s) deleted at 390 s.
+// 35 s after their 30 s renewal → Unknown at 85 s, NoExecute in that same pass, 85 s (PR #120816, from
+// v1.34; the default emulationVersion is 1.37), in each zone (each zone has its own full bucket), their
+// pods (300 s) deleted at 385 s.
 import { describe, expect, it } from 'vitest';
 import { scenarioFromObject } from '../../../local/simulate/scenario.js';
 import { runSimulation } from '../../../local/simulate/simulation.js';
@@ -34,10 +35,10 @@ describe('a 15-minute scenario with 30 nodes', () => {
     );
     expect(failures(result)).toEqual([]);
     expect(linesWhere(result, (l) => l.kind === 'TaintAdded' && l.effect === 'NoExecute')).toEqual([
-      '90 TaintAdded a-1 unreachable:NoExecute',
-      '90 TaintAdded b-1 unreachable:NoExecute',
-      '90 TaintAdded c-1 unreachable:NoExecute',
+      '85 TaintAdded a-1 unreachable:NoExecute',
+      '85 TaintAdded b-1 unreachable:NoExecute',
+      '85 TaintAdded c-1 unreachable:NoExecute',
     ]);
-    expect(result.lines.filter((l) => l.kind === 'PodDeleted').map((l) => l.t)).toEqual(Array(6).fill(390));
+    expect(result.lines.filter((l) => l.kind === 'PodDeleted').map((l) => l.t)).toEqual(Array(6).fill(385));
   }, 120_000);
 });

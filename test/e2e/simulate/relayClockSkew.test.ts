@@ -6,8 +6,9 @@
 //
 // The scenario: a zone of four nodes dies after 30 s (their last renewal), in a two-zone cluster, with
 // one pod per node tolerating unreachable for 300 s (the API's default). Derived as in
-// zoneFailureAfter30m's test: Unknown at the first pass after 30 + 50 s (85 s), queued at 90 s, tainted
-// one node every 10 s (90, 100, 110, 120 s), each pod deleted 300 s after its node's taint.
+// zoneFailureAfter30m's test: Unknown at the first pass after 30 + 50 s (85 s), queued in that same pass
+// (PR #120816, from v1.34; the default emulationVersion is 1.37), tainted one node every 10 s (85, 95,
+// 105, 115 s), each pod deleted 300 s after its node's taint.
 import { describe, expect, it } from 'vitest';
 import { parseScenario } from '../../../local/simulate/scenario.js';
 import { runSimulation } from '../../../local/simulate/simulation.js';
@@ -29,9 +30,9 @@ timeline:
 const expected = [
   ...['b-1', 'b-2', 'b-3', 'b-4'].map((n) => `85 NodeCondition ${n} Ready=Unknown`),
   ...['b-1', 'b-2', 'b-3', 'b-4'].map((n) => `85 TaintAdded ${n} unreachable:NoSchedule`),
-  ...['b-1', 'b-2', 'b-3', 'b-4'].map((n, i) => `${90 + 10 * i} TaintAdded ${n} unreachable:NoExecute`),
+  ...['b-1', 'b-2', 'b-3', 'b-4'].map((n, i) => `${85 + 10 * i} TaintAdded ${n} unreachable:NoExecute`),
   ...['b-1', 'b-2', 'b-3', 'b-4'].map(
-    (n, i) => `${390 + 10 * i} PodDeleted default/app-${n}-1 TaintManagerEviction`,
+    (n, i) => `${385 + 10 * i} PodDeleted default/app-${n}-1 TaintManagerEviction`,
   ),
 ];
 

@@ -11,8 +11,9 @@
 //   more than the 50 s grace: every node's probe and ready-transition time become 180 s. a-1 and a-2 are
 //   probed again at 190 s (their renewals); a-3 never.
 // - a-3: the first pass with now > 180 + 50 = 230 → 235 s: Unknown, NodeNotReady, its pod NotReady,
-//   unreachable:NoSchedule; NoExecute at the next pass, 240 s; the pod's 300 s toleration (admission's
-//   default) ends at 540 s: deleted then, before the end (750 s).
+//   unreachable:NoSchedule; NoExecute in the same pass, 235 s (processTaintBaseEviction decides on the
+//   Ready condition the pass leaves: PR #120816, from v1.34; the default emulationVersion is 1.37); the
+//   pod's 300 s toleration (admission's default) ends at 535 s: deleted then, before the end (750 s).
 // - a-1, a-2: never Unknown.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { SimulationResult } from '../../../local/simulate/simulation.js';
@@ -20,7 +21,7 @@ import { failures, firstPassAfter, linesOf, runExample, summaryOf } from './help
 
 const relayBackAt = 180;
 const unknownAt = firstPassAfter(relayBackAt + 50); // 235
-const noExecuteAt = unknownAt + 5; // 240
+const noExecuteAt = unknownAt; // the same pass from v1.34 (PR #120816): 235
 
 let result: SimulationResult;
 beforeAll(async () => {

@@ -27,12 +27,13 @@ function scenario(options: {
   readonly phases: 1 | 2;
   readonly dyingAt: number;
   readonly duration: number;
+  readonly emulationVersion?: string;
 }): string {
   const back = outageStart + options.outage;
   return `
 name: relay outage of ${options.outage}s, ${options.phases} renewal phase(s)
 duration: ${options.duration}s
-nodes:
+${options.emulationVersion === undefined ? '' : `config: { emulationVersion: '${options.emulationVersion}' }\n`}nodes:
   - generate: { prefix: a-, count: 3, zone: zone-a, region: region-1 }
   - generate: { prefix: b-, count: 3, zone: zone-a, region: region-1 }
   - generate: { prefix: c-, count: 2, zone: zone-b, region: region-1 }
@@ -82,12 +83,28 @@ describe('relay restarts while nodes are dying', () => {
     expect(unknownLines(result)).toEqual([`${80 + grace + 5} NodeCondition d-1 Ready=Unknown`]);
   });
 
-  it('a restart after the node was marked undoes nothing: the taint comes at the first pass after it', async () => {
-    // d-1 stops at 5 s (last renewal 0 s): Unknown at 55 s. The relay stops at 60 s, before the pass that
-    // would queue d-1 (upstream #120815: one pass after the marking), so the first pass after the
-    // restart, 101 s, queues it and zone-b's full bucket taints it at once; its pod (300 s toleration)
-    // is deleted at 401 s. The fresh probe the restart gives d-1 does not make it Ready again.
+  it('a restart after the node was marked and tainted undoes nothing', async () => {
+    // d-1 stops at 5 s (last renewal 0 s): Unknown at 55 s, and the same pass queues it (PR #120816,
+    // from v1.34; the default emulationVersion is 1.37): zone-b's full bucket taints it at once, 55 s;
+    // its pod (300 s toleration) is deleted at 355 s. The relay stops at 60 s and is back at 101 s: the
+    // fresh probe the restart gives d-1 does not make it Ready again, nor lifts a taint.
     const result = await run(scenario({ outage: 41, phases: 1, dyingAt: 5, duration: 420 }));
+    expect(failures(result)).toEqual([]);
+    expect(unknownLines(result)).toEqual(['55 NodeCondition d-1 Ready=Unknown']);
+    expect(linesOf(result, 'TaintAdded', 'TaintRemoved')).toEqual([
+      '55 TaintAdded d-1 unreachable:NoSchedule',
+      '55 TaintAdded d-1 unreachable:NoExecute',
+    ]);
+    expect(linesOf(result, 'PodDeleted')).toEqual(['355 PodDeleted default/app-d-1-1 TaintManagerEviction']);
+  });
+
+  it('at emulationVersion 1.33 (before PR #120816), a restart before the queuing pass: the taint comes at the first pass after it', async () => {
+    // As above, but the pass that would queue d-1 is the one after the marking (upstream #120815), 60 s,
+    // and the relay stops before it: the first pass after the restart, 101 s, queues it and zone-b's
+    // full bucket taints it at once; its pod is deleted at 401 s. The grace period is 50 s at 1.33 too.
+    const result = await run(
+      scenario({ outage: 41, phases: 1, dyingAt: 5, duration: 420, emulationVersion: '1.33' }),
+    );
     expect(failures(result)).toEqual([]);
     expect(unknownLines(result)).toEqual(['55 NodeCondition d-1 Ready=Unknown']);
     expect(linesOf(result, 'TaintAdded', 'TaintRemoved')).toEqual([

@@ -11,11 +11,16 @@
 //   The same pass records NodeNotReady on the node and runs MarkPodsNotReady: each Ready pod gets
 //   Ready=False and a Warning NodeNotReady, in the order the pods are listed (by name).
 // - doNoScheduleTaintingPass reacts to the node update at once: unreachable:NoSchedule at 85 s.
-// - processTaintBaseEviction uses the Ready condition observed before the update (issue #120815), so the
-//   node is queued at the next pass, 90 s; the zone's token bucket is full (burst 1): NoExecute at 90 s.
-// - The taint eviction controller: batch-1 tolerates nothing (admission skipped): deleted at once, 90 s;
-//   web-1 has DefaultTolerationSeconds' unreachable:NoExecute for 300 s: deleted at 90 + 300 = 390 s,
+// - processTaintBaseEviction decides on the Ready condition as the pass leaves it (currentReadyCondition,
+//   from v1.34: PR #120816, fixing issue #120815; the default emulationVersion is 1.37), so the node is
+//   queued in the same pass, 85 s; the zone's token bucket is full (burst 1): NoExecute at 85 s.
+// - The taint eviction controller: batch-1 tolerates nothing (admission skipped): deleted at once, 85 s;
+//   web-1 has DefaultTolerationSeconds' unreachable:NoExecute for 300 s: deleted at 85 + 300 = 385 s,
 //   each deletion after the TaintManagerEviction "Marking for deletion" event.
+// - At emulationVersion 1.33 (before PR #120816) processTaintBaseEviction decides on the Ready condition
+//   the pass found (observedReadyCondition: still True at 85 s), so the node is queued one pass later:
+//   NoExecute at 90 s, batch-1 deleted at 90 s, web-1 at 390 s. Its grace period is 50 s too (the 50s
+//   default is from v1.32), so the Unknown marks and the NoSchedule taint stay at 85 s.
 // - The first pass (t = 0) registers every node and moves the zone Initial → Normal; 1 unhealthy node
 //   of 3 keeps it Normal (PartialDisruption needs more than 2).
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -33,7 +38,7 @@ const stopAt = 35;
 const grace = 50;
 const lastProbe = lastRenewalAtOrBefore(stopAt); // 30
 const unknownAt = firstPassAfter(lastProbe + grace); // 85
-const noExecuteAt = unknownAt + 5; // the next pass: 90
+const noExecuteAt = unknownAt; // the same pass from v1.34 (PR #120816): 85
 const tolerationSeconds = 300;
 
 let result: SimulationResult;
@@ -69,7 +74,7 @@ describe('examples/scenarios/single-node-failure.yaml', () => {
     ]);
   });
 
-  it('taints NoSchedule at once and NoExecute one pass later', () => {
+  it('taints NoSchedule and NoExecute in the pass that marks a-1 Unknown', () => {
     expect(linesOf(result, 'TaintAdded', 'TaintRemoved')).toEqual([
       `${unknownAt} TaintAdded a-1 unreachable:NoSchedule`,
       `${noExecuteAt} TaintAdded a-1 unreachable:NoExecute`,
@@ -101,5 +106,35 @@ describe('examples/scenarios/single-node-failure.yaml', () => {
       ['a-3', 'True', []],
     ]);
     expect(summary.evictions).toBe(2);
+  });
+
+  describe('at emulationVersion 1.33 (before PR #120816) taints NoExecute one pass later', () => {
+    const noExecuteBefore134 = unknownAt + 5; // the next pass: 90
+
+    let old: SimulationResult;
+    beforeAll(async () => {
+      old = await runExample('single-node-failure', { config: { emulationVersion: '1.33' } });
+    }, 60_000);
+
+    it('runs without a failed function', () => {
+      expect(failures(old)).toEqual([]);
+    });
+
+    it('marks a-1 Unknown at 85 s all the same (the 50 s grace period is the default from v1.32)', () => {
+      expect(
+        old.lines.filter((l) => l.kind === 'NodeCondition' && l.type === 'Ready').map((l) => l.t),
+      ).toEqual([unknownAt]);
+    });
+
+    it('taints NoExecute at the next pass, 90 s, and deletes the pods from there', () => {
+      expect(linesOf(old, 'TaintAdded', 'TaintRemoved')).toEqual([
+        `${unknownAt} TaintAdded a-1 unreachable:NoSchedule`,
+        `${noExecuteBefore134} TaintAdded a-1 unreachable:NoExecute`,
+      ]);
+      expect(linesOf(old, 'PodDeleted')).toEqual([
+        `${noExecuteBefore134} PodDeleted default/batch-1 TaintManagerEviction`,
+        `${noExecuteBefore134 + tolerationSeconds} PodDeleted default/web-1 TaintManagerEviction`,
+      ]);
+    });
   });
 });

@@ -18,8 +18,9 @@
 //   is done before that digest: no digest is skipped. (A skipped digest would mark nobody: the monitor
 //   decides only on the digests it gets.)
 // - Unknown at the first monitor pass (every 5 s from 0) strictly after probe + 50 s grace; as in a
-//   single node failure, unreachable:NoSchedule in the same pass, unreachable:NoExecute at the next
-//   pass, and the pod (300 s default toleration) deleted 300 s after that.
+//   single node failure, unreachable:NoSchedule and unreachable:NoExecute in the same pass (the latter
+//   decided on the Ready condition the pass leaves: PR #120816, from v1.34; the default
+//   emulationVersion is 1.37), and the pod (300 s default toleration) deleted 300 s after that.
 // - The node watch waits for the API server's bookmarks (every minute of virtual time from 1 m) and
 //   takes 3 minutes of silence for a stall. Kubelets post an unchanged node status only every 5
 //   minutes, so its last delivery before a stall at 90 s is the 60 s bookmark: relisted at 240 s.
@@ -137,11 +138,12 @@ describe('a stalled lease watch', () => {
       expect(linesOf(result, 'NodeCondition').filter((l) => l.endsWith('Ready=Unknown'))).toEqual([
         `${unknownAt} NodeCondition a-6 Ready=Unknown`,
       ]);
+      const noExecuteAt = unknownAt; // the same pass from v1.34 (PR #120816)
       expect(linesOf(result, 'TaintAdded')).toEqual([
         `${unknownAt} TaintAdded a-6 unreachable:NoSchedule`,
-        `${unknownAt + 5} TaintAdded a-6 unreachable:NoExecute`,
+        `${noExecuteAt} TaintAdded a-6 unreachable:NoExecute`,
       ]);
-      const deletedAt = unknownAt + 5 + tolerationSeconds;
+      const deletedAt = noExecuteAt + tolerationSeconds;
       expect(linesOf(result, 'PodDeleted')).toEqual(
         deletedAt <= 480 ? [`${deletedAt} PodDeleted default/app-a-6-1 TaintManagerEviction`] : [],
       );
@@ -166,12 +168,17 @@ describe('a stalled node watch', () => {
 
   it('delays nothing the monitor can check against the API; health decisions come from the digests', async () => {
     // a-6 stops at 115 s (last renewal 110 s, observed live: the lease watch is fine): Unknown at 165 s
-    // and unreachable:NoExecute at 170 s, as without the stall, since the monitor decides on digests.
-    // The Node Changed that shows the node Unknown comes only at the relay's node relist (240 s), but
-    // the next digest's fingerprint of a-6 is the stalled relay's, not the monitor's copy: the monitor
-    // reads the node, and makes the unreachable:NoSchedule write node-taints could not, at 170 s
-    // (docs/architecture.md#level-triggered). The taint eviction controller starts a-6's pod's 300 s
-    // toleration at 240 s (the relist) or at the node's first pod sweep: after the end either way.
+    // and, queued in that pass (PR #120816, from v1.34), unreachable:NoExecute at 165 s, as without the
+    // stall, since the monitor decides on digests and the drainer reads the node it taints from the API.
+    // The Node Changed that shows the node Unknown and tainted comes only at the relay's node relist
+    // (240 s), but the next digest's fingerprint of a-6 is the stalled relay's, not the monitor's copy:
+    // at 170 s the monitor reads the node from the API and runs the node-change path on it
+    // (docs/architecture.md#level-triggered): node-taints makes the unreachable:NoSchedule write it could
+    // not make at 165 s, and the taint eviction controller sees the NoExecute taint (on the API's node
+    // since 165 s) and starts a-6's pod's 300 s toleration: deleted at 170 + 300 = 470 s, before the end
+    // (480 s); one monitor period after the 465 s it would be without the stall.
+    const noExecuteAt = 165;
+    const readAt = noExecuteAt + 5; // the next digest's fingerprint check
     const relistAt = 60 + watchStallTimeout;
     const result = await run(scenario({ stall: 'nodes', stopAt: 115, duration: 480 }));
     expect(failures(result)).toEqual([]);
@@ -179,10 +186,12 @@ describe('a stalled node watch', () => {
       '165 NodeCondition a-6 Ready=Unknown',
     ]);
     expect(linesOf(result, 'TaintAdded')).toEqual([
-      '170 TaintAdded a-6 unreachable:NoSchedule',
-      '170 TaintAdded a-6 unreachable:NoExecute',
+      `${noExecuteAt} TaintAdded a-6 unreachable:NoExecute`,
+      `${readAt} TaintAdded a-6 unreachable:NoSchedule`,
     ]);
-    expect(linesOf(result, 'PodDeleted')).toEqual([]);
+    expect(linesOf(result, 'PodDeleted')).toEqual([
+      `${readAt + tolerationSeconds} PodDeleted default/app-a-6-1 TaintManagerEviction`,
+    ]);
     expect(stallsOf(result, 'nodes')).toEqual([relistAt]);
   }, 60_000);
 });

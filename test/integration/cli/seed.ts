@@ -9,6 +9,9 @@
 //   PodEvictions;
 // - the node cache as node-taints stores it (putNode), then one ControllerStateStore commit.
 //
+// The seed emulates v1.33 (emulationVersion), where the NoExecute taint is queued one pass after the
+// Unknown mark: two instants in the trail, so the CLI's ordering and verdicts have something to tell.
+//
 // The story: zone region1:zone-a has a-1 … a-4, zone-b has b-1 and b-2 (b-2 excluded from disruption
 // checks). a-1 and a-2 stop renewing at t0. At t0+55s the monitor marks them Ready=Unknown; at t0+60s
 // it queues them, and the drainer taints a-1 with the zone's one token; a-2 waits for the next token
@@ -39,6 +42,7 @@ export const iso = (ms: number): string => new Date(ms).toISOString();
 
 const config: ControllerConfig = {
   ...testConfig,
+  emulationVersion: '1.33',
   cluster: CLUSTER,
   nodeEvictionRate: 0.01,
   secondaryNodeEvictionRate: 0.001,

@@ -8,9 +8,9 @@
 // The world (world.ts): the API simulator and dynalite on the functions' clock (`world.now`); each
 // digest is stamped `world.now + skew`. Passes every 5 s; node-c is silent from 0 s on.
 // Expected from upstream semantics, in the functions' time: Unknown at the first pass strictly after
-// 0 + 50 s grace (55 s); queued one pass later (60 s; #120815) and tainted at once (full bucket); node-d,
-// silent from 10 s, Unknown at 65 s, queued at 70 s, tainted when the zone's next token comes: 10 s
-// after node-c's (0.1/s), at 70 s.
+// 0 + 50 s grace (55 s); queued in that pass (v1.34+, PR #120816) and tainted at once (full bucket);
+// node-d, silent from 10 s, Unknown and queued at 65 s, tainted when the zone's next token comes: 10 s
+// after node-c's (0.1/s), at 65 s.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { drainUntilIdle, drainerWaitBudget } from '../../../shared/app/drainerScheduling.js';
 import { runMonitorPass, type MonitorCache } from '../../../shared/app/monitor.js';
@@ -76,10 +76,10 @@ async function run(skew: number, until: EpochMillis): Promise<Record<string, num
 
 describe('relay clock skew against the functions’ clock', () => {
   it.each([-120 * S, -60 * S, -S, 0, S, 60 * S, 120 * S])(
-    'a skew of %i ms taints node-c at 60 s and node-d at 70 s',
+    'a skew of %i ms taints node-c at 55 s and node-d at 65 s',
     async (skew) => {
       const tainted = await run(skew, t0 + 75 * S);
-      expect(tainted).toEqual({ 'node-c': 60, 'node-d': 70 });
+      expect(tainted).toEqual({ 'node-c': 55, 'node-d': 65 });
       const trail = await world.stores.decisions.query('test', 'node-d', { newestFirst: false, limit: 50 });
       expect(trail.map((d) => [d.source, d.what, d.result ?? ''])).toContainEqual([
         'drainer',

@@ -45,12 +45,17 @@ async function threeNodes(): Promise<void> {
 async function pass(
   observedAt: EpochMillis,
   silent: readonly string[] = [],
-  options: { cache?: MonitorCache | undefined; sequence?: number } = {},
+  options: {
+    cache?: MonitorCache | undefined;
+    sequence?: number;
+    /** The relay's lease cache, as the digest carries it (leaseVersions, leaseResourceVersion). */
+    leases?: Pick<HeartbeatDigest, 'leaseVersions' | 'leaseResourceVersion'>;
+  } = {},
 ): Promise<MonitorOutcome> {
   world.now = observedAt;
   const names = world.api.store.nodes.list().items.map((n) => n.metadata?.name ?? '');
   const probes = Object.fromEntries(names.map((n) => [n, silent.includes(n) ? t0 : observedAt - S]));
-  const digest = world.digest(options.sequence ?? ++sequence, observedAt, probes);
+  const digest = { ...world.digest(options.sequence ?? ++sequence, observedAt, probes), ...options.leases };
   world.db.commands.reset();
   const mark = world.api.requests.length;
   const outcome = await runMonitorPass(world.monitorDeps(), digest, {
@@ -74,26 +79,21 @@ async function trail(node: string) {
 }
 
 describe('a silent node', () => {
-  it('goes Unknown after the grace period, is queued one pass later (upstream #120815), and the drainer taints it', async () => {
+  it('goes Unknown after the grace period, is queued in the same pass (v1.34+), and the drainer taints it', async () => {
     await threeNodes();
     for (let t = t0 + 5 * S; t <= t0 + 50 * S; t += 5 * S) await pass(t, ['node-c']);
     expect(readyOf('node-c')).toBe('True');
 
-    // 55 s after its last probe: more than nodeMonitorGracePeriod (50 s).
+    // 55 s after its last probe: more than nodeMonitorGracePeriod (50 s). From v1.34 (PR #120816) the
+    // pass decides the taint on the condition it leaves: queued now, and the drainer is started.
     const marked = await pass(t0 + 55 * S, ['node-c']);
     expect(readyOf('node-c')).toBe('Unknown');
-    expect(marked.kind === 'processed' && marked.summary.drainerTriggered).toBe(false);
-    let queues = await world.stores.zoneQueues.loadZoneQueues('test');
-    expect(queues.queues.get(zoneKey(ZoneA))?.queue.map((v) => v.value)).toEqual([]);
-
-    // The next pass sees Ready=Unknown as observed and queues the node; the drainer is started.
-    const queued = await pass(t0 + 60 * S, ['node-c']);
-    expect(queued.kind === 'processed' && queued.summary.drainerTriggered).toBe(true);
+    expect(marked.kind === 'processed' && marked.summary.drainerTriggered).toBe(true);
     expect(world.triggers).toEqual([{ source: 'nlc.monitor', cluster: 'test', reason: 'monitorPass' }]);
-    queues = await world.stores.zoneQueues.loadZoneQueues('test');
+    const queues = await world.stores.zoneQueues.loadZoneQueues('test');
     expect(queues.queues.get(zoneKey(ZoneA))?.queue.map((v) => v.value)).toEqual(['node-c']);
 
-    world.now = t0 + 60 * S + 300;
+    world.now = t0 + 55 * S + 300;
     const drained = await runDrainer(world.drainerDeps(), world.now);
     expect(drained.zones).toEqual([{ zone: zoneKey(ZoneA), processed: 1, evicted: 1, retried: 0 }]);
     expect(world.taintsOf('node-c')).toContainEqual({ key: TaintNodeUnreachable, effect: 'NoExecute' });
@@ -105,7 +105,6 @@ describe('a silent node', () => {
       zone: zoneKey(ZoneA),
     });
 
-    // nlc explain node-c: why it is tainted, in order.
     const decisions = await trail('node-c');
     expect(decisions.map((d) => [d.source, d.what, d.result ?? ''])).toEqual([
       ['monitor', 'register', ''],
@@ -123,7 +122,7 @@ describe('a silent node', () => {
       zone: 'eu-west-1:eu-west-1a',
     });
     expect(enqueue?.why).toMatch(
-      /^processTaintBaseEviction: observed Ready=Unknown: queued for NoExecute tainting/,
+      /^processTaintBaseEviction: current Ready=Unknown: queued for NoExecute tainting/,
     );
     expect(enqueue?.inputs).toMatchObject({ zoneState: 'Normal', currentReady: 'Unknown' });
     expect(taint?.why).toBe('doNoExecuteTaintingPass: Ready=Unknown');
@@ -131,8 +130,30 @@ describe('a silent node', () => {
 
     // Tainted (node-taints has the taint in the cache) and still silent: nothing more to decide.
     await world.syncNodeCache();
-    await pass(t0 + 65 * S, ['node-c']);
+    await pass(t0 + 60 * S, ['node-c']);
     expect((await trail('node-c')).slice(decisions.length).map((d) => [d.what, d.why])).toEqual([]);
+  });
+
+  it('at emulationVersion 1.33 is queued one pass after the Unknown mark (before PR #120816)', async () => {
+    world.config = testConfig({ emulationVersion: '1.33' });
+    await threeNodes();
+    for (let t = t0 + 5 * S; t <= t0 + 50 * S; t += 5 * S) await pass(t, ['node-c']);
+
+    // Grace 50 s is set by testConfig, so both minors mark at 55 s; only the queueing differs.
+    const marked = await pass(t0 + 55 * S, ['node-c']);
+    expect(readyOf('node-c')).toBe('Unknown');
+    expect(marked.kind === 'processed' && marked.summary.drainerTriggered).toBe(false);
+    let queues = await world.stores.zoneQueues.loadZoneQueues('test');
+    expect(queues.queues.get(zoneKey(ZoneA))?.queue.map((v) => v.value)).toEqual([]);
+
+    // The next pass sees Ready=Unknown as observed and queues the node (upstream #120815).
+    const queued = await pass(t0 + 60 * S, ['node-c']);
+    expect(queued.kind === 'processed' && queued.summary.drainerTriggered).toBe(true);
+    queues = await world.stores.zoneQueues.loadZoneQueues('test');
+    expect(queues.queues.get(zoneKey(ZoneA))?.queue.map((v) => v.value)).toEqual(['node-c']);
+    const enqueue = (await trail('node-c')).find((d) => d.what === 'enqueue');
+    expect(enqueue?.why).toMatch(/^processTaintBaseEviction: observed Ready=Unknown: queued/);
+    expect(enqueue?.at).toBe(t0 + 60 * S);
   });
 
   it('reports one summary line per pass with the zone gauges, and stays quiet in steady state', async () => {
@@ -424,11 +445,12 @@ describe('shadow mode (dryRun)', () => {
     const mark = world.api.requests.length;
     await pass(t0);
     for (let t = t0 + 5 * S; t <= t0 + 55 * S; t += 5 * S) await pass(t, ['node-c']);
-    // The shadow decided Ready=Unknown and did not write it.
+    // The shadow decided Ready=Unknown and did not write it; it queued the node on its own decision.
     expect(readyOf('node-c')).toBe('True');
     expect((await trail('node-c')).map((d) => [d.what, d.result ?? '', d.dryRun])).toEqual([
       ['register', '', true],
       ['updateNodeStatus', 'dryRun', true],
+      ['enqueue', '', true],
     ]);
 
     // Beside a live control plane, its own controller marks the node; the shadow follows the cluster.
@@ -456,14 +478,89 @@ describe('shadow mode (dryRun)', () => {
     expect(world.observer.metricValues('node_collector_evictions_total')).toEqual([]);
     const decisions = await trail('node-c');
     expect(decisions.every((d) => d.dryRun === true)).toBe(true);
-    expect(decisions.slice(2).map((d) => [d.source, d.what, d.result ?? ''])).toEqual([
-      ['monitor', 'enqueue', ''],
+    expect(decisions.slice(3).map((d) => [d.source, d.what, d.result ?? ''])).toEqual([
       ['drainer', 'swapNodeTaints', 'dryRun'],
     ]);
     // The shadow advanced its own state: the item is processed (it stays in the set, out of the queue).
     const queue = (await world.stores.zoneQueues.loadZoneQueues('test')).queues.get(zoneKey(ZoneA));
     expect(queue?.queue).toEqual([]);
     expect(queue?.set).toEqual(['node-c']);
+  });
+});
+
+describe('lease confirmation (emulationVersion 1.37, PR #138698)', () => {
+  /** node-c, silent since t0, with a Lease in kube-node-lease; passes up to 50 s. Its version. */
+  async function silentNodeWithLease(version: '1.36' | '1.37'): Promise<string> {
+    world.config = testConfig({ emulationVersion: version });
+    await threeNodes();
+    const lease = world.api.store.leases.create({
+      metadata: { name: 'node-c', namespace: 'kube-node-lease' },
+      spec: { holderIdentity: 'node-c', leaseDurationSeconds: 40 },
+    });
+    for (let t = t0 + 5 * S; t <= t0 + 50 * S; t += 5 * S) await pass(t, ['node-c']);
+    return lease.metadata?.resourceVersion ?? '';
+  }
+  /** A renewal the relay has not seen: the API's Lease moves on. Its new version. */
+  function renewBehindTheRelay(): string {
+    const lease = world.api.store.leases.get('node-c', { namespace: 'kube-node-lease' });
+    const renewed = world.api.store.leases.update({
+      ...lease,
+      // A MicroTime: six fractional digits.
+      spec: { ...lease.spec, renewTime: new Date(world.now).toISOString().replace('.000Z', '.000000Z') },
+    });
+    return renewed.metadata?.resourceVersion ?? '';
+  }
+  const leaseReads = (mark: number) =>
+    world.requestsSince(mark).filter((r) => r.resource === 'leases' && r.verb === 'get').length;
+  const heldBy = (outcome: MonitorOutcome) =>
+    outcome.kind === 'processed' ? (outcome.summary.heldBy ?? 'none') : outcome.kind;
+
+  it("marks the node Unknown when the API's Lease is the relay's copy, after one read", async () => {
+    const rv = await silentNodeWithLease('1.37');
+    const mark = world.api.requests.length;
+    const leases = { leaseVersions: new Map([['node-c', rv]]), leaseResourceVersion: rv };
+    const outcome = await pass(t0 + 55 * S, ['node-c'], { leases });
+    expect(heldBy(outcome)).toBe('none');
+    expect(readyOf('node-c')).toBe('Unknown');
+    expect(leaseReads(mark)).toBe(1);
+  });
+
+  it("holds every pass while the relay's copy is behind, until its lease informer has synced the API's version", async () => {
+    const rv = await silentNodeWithLease('1.37');
+    const live = renewBehindTheRelay();
+    const behind = { leaseVersions: new Map([['node-c', rv]]), leaseResourceVersion: rv };
+
+    let mark = world.api.requests.length;
+    expect(heldBy(await pass(t0 + 55 * S, ['node-c'], { leases: behind }))).toBe('stale');
+    expect(readyOf('node-c')).toBe('True');
+    expect(leaseReads(mark)).toBe(1);
+    expect(world.writesSince(mark)).toEqual([]);
+    expect((await world.stores.controllerState.loadMeta('test')).leaseWrittenVersion).toBe(live);
+    const [held] = (await trail('node-c')).filter((d) => d.what === 'leaseConfirmation');
+    expect(held?.inputs).toMatchObject({ result: 'stale', cachedVersion: rv, liveVersion: live });
+    expect(world.observer.metricValues('nlc_lease_confirmation_holds_total')).toEqual([1]);
+
+    // Upstream's EnsureReady: held without another read while the relay has not synced `live`.
+    mark = world.api.requests.length;
+    expect(heldBy(await pass(t0 + 60 * S, ['node-c'], { leases: behind }))).toBe('waiting');
+    expect(leaseReads(mark)).toBe(0);
+    expect(readyOf('node-c')).toBe('True');
+
+    // The relay catches up: it saw the renewal (a probe) and has synced `live`. The record is cleared.
+    const caughtUp = { leaseVersions: new Map<string, string>(), leaseResourceVersion: live };
+    expect(heldBy(await pass(t0 + 65 * S, [], { leases: caughtUp }))).toBe('none');
+    expect(readyOf('node-c')).toBe('True');
+    expect((await world.stores.controllerState.loadMeta('test')).leaseWrittenVersion).toBeUndefined();
+  });
+
+  it('at emulationVersion 1.36 reads no Lease and marks on the digest alone', async () => {
+    const rv = await silentNodeWithLease('1.36');
+    renewBehindTheRelay();
+    const mark = world.api.requests.length;
+    const behind = { leaseVersions: new Map([['node-c', rv]]), leaseResourceVersion: rv };
+    expect(heldBy(await pass(t0 + 55 * S, ['node-c'], { leases: behind }))).toBe('none');
+    expect(readyOf('node-c')).toBe('Unknown');
+    expect(leaseReads(mark)).toBe(0);
   });
 });
 

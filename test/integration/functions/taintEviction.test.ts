@@ -4,6 +4,7 @@
 // left Terminating with the DisruptionTarget condition; a finite toleration is a PodEvictions entry with
 // its fireAt (the drainer fires it). Then what the service adds: duplicate and stale events, the five
 // deletion attempts on API errors, shadow mode, and the cheap skip.
+import { DefaultEmulationVersion, type EmulationVersion } from '../../../shared/domain/upstreamVersion.js';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   handleNodeChanged,
@@ -64,9 +65,16 @@ afterEach(() => {
   fx.cleanApi();
 });
 
-function deps(options: { dryRun?: boolean; legacy?: boolean } = {}): TaintEvictionDeps {
+function deps(
+  options: { dryRun?: boolean; legacy?: boolean; emulationVersion?: EmulationVersion } = {},
+): TaintEvictionDeps {
   return {
-    config: { dryRun: options.dryRun ?? false, evictionMode: options.legacy === true ? 'legacy' : 'taint' },
+    config: {
+      dryRun: options.dryRun ?? false,
+      evictionMode: options.legacy === true ? 'legacy' : 'taint',
+      emulationVersion:
+        options.emulationVersion ?? (options.legacy === true ? '1.26' : DefaultEmulationVersion),
+    },
     stores: fx.stores,
     cluster: fx.cluster,
     observer,
@@ -308,6 +316,58 @@ describe('TestUpdateNode (Node Changed)', () => {
       events.map((e) => [e.reason, e.message, e.type, e.involvedObject.kind, e.involvedObject.name]),
     ).toEqual([['TaintManagerEviction', 'Cancelling deletion of Pod default/pod1', 'Normal', 'Pod', 'pod1']]);
   });
+
+  it.each([
+    { version: '1.28', source: 'taint-controller' },
+    { version: '1.29', source: 'taint-eviction-controller' },
+  ] as const)(
+    'at emulationVersion $version the Events come from $source (KEP-3902, v1.29)',
+    async ({ version, source }) => {
+      createNode(fx.api, 'node1');
+      createPod(fx.api, 'pod1', { nodeName: 'node1', tolerations: [toleration(1, 1)] });
+      createPod(fx.api, 'pod2', { nodeName: 'node1', tolerations: [] });
+      updateNode(fx.api, 'node1', { taints: [taint(1)] });
+      await handleNodeChanged(
+        deps({ emulationVersion: version }),
+        nodeChanged(cluster, nodeOf(fx.api, 'node1')),
+      );
+      updateNode(fx.api, 'node1', { taints: [] });
+      await handleNodeChanged(
+        deps({ emulationVersion: version }),
+        nodeChanged(cluster, nodeOf(fx.api, 'node1')),
+      );
+      const events = fx.api.store.events
+        .list({ namespace: 'default' })
+        .items.sort((a, b) => Number(a.metadata.resourceVersion) - Number(b.metadata.resourceVersion));
+      expect(events.map((e) => [e.message, e.source?.component])).toEqual([
+        ['Marking for deletion Pod default/pod2', source],
+        ['Cancelling deletion of Pod default/pod1', source],
+      ]);
+    },
+  );
+
+  it.each([
+    { version: '1.25', condition: false, observedGeneration: undefined },
+    { version: '1.26', condition: true, observedGeneration: undefined },
+    { version: '1.33', condition: true, observedGeneration: undefined },
+    { version: '1.34', condition: true, observedGeneration: 1 },
+  ] as const)(
+    'at emulationVersion $version: DisruptionTarget $condition, observedGeneration $observedGeneration',
+    async ({ version, condition, observedGeneration }) => {
+      createNode(fx.api, 'node1');
+      createPod(fx.api, 'pod1', { nodeName: 'node1', tolerations: [] });
+      updateNode(fx.api, 'node1', { taints: [taint(1)] });
+      await handleNodeChanged(
+        deps({ emulationVersion: version }),
+        nodeChanged(cluster, nodeOf(fx.api, 'node1')),
+      );
+      expect(pod().metadata?.deletionTimestamp).toBeDefined();
+      const written = podCondition(fx.api, 'pod1', 'DisruptionTarget');
+      if (!condition) expect(written).toBeUndefined();
+      else expect(written).toMatchObject({ status: 'True', reason: 'DeletionByTaintManager' });
+      expect(written?.observedGeneration).toBe(observedGeneration);
+    },
+  );
 
   it('Pod with multiple tolerations are evicted when first one runs out', async () => {
     await taintNode([toleration(1, 1), toleration(2, 100)], [taint(1), taint(2)]);

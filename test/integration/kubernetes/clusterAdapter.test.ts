@@ -512,6 +512,8 @@ describe('taint eviction: deletePodForTaintEviction (addConditionAndDeletePod)',
       reason: 'DeletionByTaintManager',
       message: 'Taint manager: deleting due to NoExecute taint',
       lastTransitionTime: NOW_WIRE,
+      // The newest minor's default (PodObservedGenerationTracking, v1.34): the pod's generation.
+      observedGeneration: 1,
     });
     expect(podCondition('victim', 'Ready')?.status).toBe('True');
     expect(requests().map((r) => [r.verb, r.subresource])).toEqual([
@@ -519,6 +521,22 @@ describe('taint eviction: deletePodForTaintEviction (addConditionAndDeletePod)',
       ['patch', 'status'],
       ['delete', ''],
     ]);
+  });
+
+  it.each([
+    { write: 'none', minor: '1.25: PodDisruptionConditions off', verbs: ['get', 'delete'] },
+    { write: 'condition', minor: '1.26–1.33', verbs: ['get', 'patch', 'delete'] },
+    { write: 'withObservedGeneration', minor: '1.34 on', verbs: ['get', 'patch', 'delete'] },
+  ] as const)('disruptionTarget $write ($minor)', async ({ write, verbs }) => {
+    createNode('node-a');
+    createPod('victim', 'node-a');
+    const { cluster } = harness();
+    const result = await cluster.deletePodForTaintEviction('default', 'victim', { disruptionTarget: write });
+    expect(result).toEqual({ ok: true, podWasGone: false });
+    expect(requests().map((r) => r.verb)).toEqual(verbs);
+    const condition = podCondition('victim', 'DisruptionTarget');
+    if (write === 'none') expect(condition).toBeUndefined();
+    else expect(condition?.observedGeneration).toBe(write === 'condition' ? undefined : 1);
   });
 
   it('does not delete again a pod already terminating; a pod already gone is done', async () => {

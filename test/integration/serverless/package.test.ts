@@ -15,7 +15,14 @@ import {
   tableNamesWithPrefix,
   TtlAttribute,
 } from '../../../shared/adapters/dynamodb/tables.js';
-import { CONFIG_KEYS, formatConfigValue, UPSTREAM_DEFAULTS, type ConfigKey } from '../../../shared/config.js';
+import {
+  CONFIG_KEYS,
+  formatConfigValue,
+  loadConfig,
+  UPSTREAM_DEFAULTS,
+  VERSIONED_KEYS,
+  type ConfigKey,
+} from '../../../shared/config.js';
 import {
   HeartbeatDigestDetailType,
   NodeChangedDetailType,
@@ -132,10 +139,18 @@ describe('serverless package (stage test)', () => {
     });
     expect(p.TracingConfig).toBeUndefined(); // tracing is off by default
     const env = (p.Environment as { Variables: Record<string, string> }).Variables;
+    const versioned: readonly ConfigKey[] = VERSIONED_KEYS;
     for (const key of Object.keys(CONFIG_KEYS) as ConfigKey[]) {
       if (key === 'dryRun') continue;
-      expect(env[CONFIG_KEYS[key].envVar], key).toBe(formatConfigValue(key, UPSTREAM_DEFAULTS[key]));
+      // Versioned settings are left empty: the emulated minor's default applies.
+      const want = versioned.includes(key) ? '' : formatConfigValue(key, UPSTREAM_DEFAULTS[key]);
+      expect(env[CONFIG_KEYS[key].envVar], key).toBe(want);
     }
+    // What the function reads from them at a cold start: upstream's defaults, in shadow.
+    const settingsEnv = Object.fromEntries(
+      Object.values(CONFIG_KEYS).map(({ envVar }) => [envVar, env[envVar]]),
+    );
+    expect(loadConfig(settingsEnv)).toEqual({ ...UPSTREAM_DEFAULTS, dryRun: true });
     expect(env.NLC_EKS_CLUSTER_NAME).toBe(EKS_CLUSTER);
     // Against EKS without mode=active: shadow, since EKS keeps its own NodeLifecycleController.
     expect(env.NLC_DRY_RUN).toBe('true');

@@ -10,6 +10,7 @@ import {
   UnreachableTaintTemplate,
 } from '../../../shared/domain/taints.js';
 import type { NodeCondition, ZoneState } from '../../../shared/domain/types.js';
+import type { EmulationVersion } from '../../../shared/domain/upstreamVersion.js';
 import { createZoneID } from '../../../shared/domain/zones.js';
 import { drive } from '../../../shared/domain/effects.js';
 import { monitorNodeHealth } from '../../../shared/domain/monitorNodeHealth.js';
@@ -562,22 +563,37 @@ describe('TestNodeEventGeneration', () => {
   });
 });
 
-describe('monitorNodeHealth: timing of the NoExecute taint (upstream quirk #120815)', () => {
-  it('queues a node the pass itself marked Unknown only on the next pass', () => {
+describe('monitorNodeHealth: timing of the NoExecute taint (upstream #120815, PR #120816 in v1.34)', () => {
+  // One node goes silent while another keeps posting; the pass one minute later marks it Unknown.
+  function silentNode(emulationVersion: EmulationVersion) {
     const fakeNow = t('2017-01-01T12:00:00Z');
     const created = t('2012-01-01T00:00:00Z');
     const cluster = new FakeCluster([
       newNode('node0', { created, labels: z1, conditions: [ready('True', fakeNow, fakeNow)] }),
       newNode('node1', { created, labels: z1, conditions: [ready('True', fakeNow, fakeNow)] }),
     ]);
-    const h = new Harness(cluster);
+    const h = new Harness(cluster, { ...testConfig, emulationVersion });
     h.monitor(fakeNow);
-    // node1 keeps posting; node0 goes silent.
     cluster.setConditions('node1', [ready('True', fakeNow + minute, fakeNow)]);
     h.monitor(fakeNow + minute);
     expect(cluster.node('node0').conditions[0]?.status).toBe('Unknown');
-    expect(h.queued(z1id)).toEqual([]);
-    h.monitor(fakeNow + minute + 5_000);
+    return { h, next: fakeNow + minute + 5_000 };
+  }
+
+  it.each(['1.25', '1.33'] as const)(
+    '%s: queues a node the pass itself marked Unknown only on the next pass',
+    (version) => {
+      const { h, next } = silentNode(version);
+      expect(h.queued(z1id)).toEqual([]);
+      h.monitor(next);
+      expect(h.queued(z1id)).toEqual(['node0']);
+    },
+  );
+
+  it.each(['1.34', '1.37'] as const)('%s: queues it in the pass that marks it Unknown', (version) => {
+    const { h, next } = silentNode(version);
+    expect(h.queued(z1id)).toEqual(['node0']);
+    h.monitor(next);
     expect(h.queued(z1id)).toEqual(['node0']);
   });
 });

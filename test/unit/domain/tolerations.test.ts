@@ -6,6 +6,7 @@ import {
   toleratesTaint,
 } from '../../../shared/domain/tolerations.js';
 import type { Taint, Toleration } from '../../../shared/domain/types.js';
+import { upstreamBehaviour } from '../../../shared/domain/upstreamVersion.js';
 
 const notReady = 'node.kubernetes.io/not-ready';
 const unreachable = 'node.kubernetes.io/unreachable';
@@ -222,6 +223,19 @@ describe('toleratesTaint', () => {
     ])('$name', ({ operator, tolerationValue, taintValue, want }) => {
       const toleration: Toleration = { key: 'level', operator, effect: 'NoExecute', value: tolerationValue };
       expect(toleratesTaint(toleration, numeric(taintValue))).toBe(want);
+    });
+
+    // KEP-5471 came in v1.35; before, the matcher's switch had no such case: unknown operators
+    // tolerate nothing, whatever the values.
+    it.each([
+      { version: '1.34', want: false },
+      { version: '1.35', want: true },
+      { version: '1.37', want: true },
+    ] as const)('at emulationVersion $version, Lt tolerating 5 < 10: $want', ({ version, want }) => {
+      const toleration: Toleration = { key: 'level', operator: 'Lt', effect: 'NoExecute', value: '10' };
+      const rules = upstreamBehaviour(version);
+      expect(toleratesTaint(toleration, numeric('5'), rules)).toBe(want);
+      expect(getMatchingTolerations([numeric('5')], [toleration], rules).allTolerated).toBe(want);
     });
 
     it('Lt/Gt still require the key and effect to match', () => {

@@ -73,6 +73,25 @@ describe('infra/cluster-access/clusterrole.yaml', () => {
       expect(UPSTREAM_NODE_CONTROLLER, permission).toContain(permission);
   });
 
+  it('node-leases.yaml: get on Leases in kube-node-lease only, bound to the same subjects (lease confirmation)', async () => {
+    const [role, binding] = await loadManifests([repo('infra/cluster-access/node-leases.yaml')]);
+    expect(role?.object).toMatchObject({
+      kind: 'Role',
+      metadata: { namespace: 'kube-node-lease' },
+      rules: [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get'] }],
+    });
+    expect(binding?.object).toMatchObject({
+      kind: 'RoleBinding',
+      metadata: { namespace: 'kube-node-lease' },
+      subjects: [
+        { kind: 'Group', name: 'nlc-node-lifecycle-controller' },
+        { kind: 'ServiceAccount', name: 'nlc-controller', namespace: 'nlc-system' },
+      ],
+    });
+    const kustomization = await readFile(repo('infra/cluster-access/kustomization.yaml'), 'utf8');
+    expect(kustomization).toMatch(/^ {2}- node-leases\.yaml$/m);
+  });
+
   it('is bound to the EKS access-entry group and the kubeconfig service account', async () => {
     const [binding] = await loadManifests([repo('infra/cluster-access/clusterrolebinding.yaml')]);
     expect(binding?.object).toMatchObject({

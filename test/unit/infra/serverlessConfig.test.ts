@@ -9,7 +9,13 @@ import { parse, type Tags } from 'yaml';
 import { tableNamesWithPrefix } from '../../../shared/adapters/dynamodb/tables.js';
 import { ownedEnvVars } from '../../../shared/adapters/kubernetes/authConfig.js';
 import { EvictionDrainerTimeoutMs } from '../../../shared/app/drainerScheduling.js';
-import { CONFIG_KEYS, formatConfigValue, UPSTREAM_DEFAULTS, type ConfigKey } from '../../../shared/config.js';
+import {
+  CONFIG_KEYS,
+  formatConfigValue,
+  UPSTREAM_DEFAULTS,
+  VERSIONED_KEYS,
+  type ConfigKey,
+} from '../../../shared/config.js';
 
 // CloudFormation's short-form tags, kept as their long forms.
 const cfnTags: Tags = ['Ref', 'Sub', 'GetAtt', 'If', 'Not', 'Equals'].flatMap((name) =>
@@ -35,12 +41,22 @@ beforeAll(async () => {
 
 // Decided by infra/serverless/mode.cjs from `mode`, `dryRun` and `eksClusterName` (tested below).
 const decidedByMode: readonly ConfigKey[] = ['dryRun'];
+const versioned: readonly ConfigKey[] = VERSIONED_KEYS;
 
 describe('serverless.yml', () => {
-  it.each((Object.keys(CONFIG_KEYS) as ConfigKey[]).filter((k) => !decidedByMode.includes(k)))(
-    '%s: a stage parameter defaulting to upstream, passed as its NLC_ variable',
+  it.each(
+    (Object.keys(CONFIG_KEYS) as ConfigKey[]).filter(
+      (k) => !decidedByMode.includes(k) && !versioned.includes(k),
+    ),
+  )('%s: a stage parameter defaulting to upstream, passed as its NLC_ variable', (key) => {
+    expect(String(sls.params.default[key])).toBe(formatConfigValue(key, UPSTREAM_DEFAULTS[key]));
+    expect(sls.provider.environment[CONFIG_KEYS[key].envVar]).toBe(`\${param:${key}}`);
+  });
+
+  it.each(versioned)(
+    '%s: an empty stage parameter (the emulated minor decides), passed as its NLC_ variable',
     (key) => {
-      expect(String(sls.params.default[key])).toBe(formatConfigValue(key, UPSTREAM_DEFAULTS[key]));
+      expect(sls.params.default[key]).toBe('');
       expect(sls.provider.environment[CONFIG_KEYS[key].envVar]).toBe(`\${param:${key}}`);
     },
   );
