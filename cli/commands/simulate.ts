@@ -9,6 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { getHeapStatistics } from 'node:v8';
 import { Command } from 'commander';
 import { z } from 'zod';
+import type { AgreementReport, AgreementRow } from '../../shared/agreement.js';
 import { formatDuration } from '../../shared/duration.js';
 import { ScenarioError } from '../../shared/errors.js';
 import { formatChaos, parseChaos } from '../../local/simulate/chaos.js';
@@ -190,10 +191,30 @@ function zoneRows(summary: SummaryRecord, wide: boolean): ZoneRow[] {
     .sort((a, b) => naturalCompare(a.zone, b.zone));
 }
 
+const agreementColumns: readonly Column<AgreementRow>[] = [
+  { header: 'kind', value: (r) => r.kind },
+  { header: 'subject', value: (r) => (r.detail === '' ? r.subject : `${r.subject} ${r.detail}`) },
+  { header: 'ours', value: (r) => (r.ours === undefined ? '-' : new Date(r.ours).toISOString()) },
+  { header: 'theirs', value: (r) => (r.theirs === undefined ? '-' : new Date(r.theirs).toISOString()) },
+  { header: 'why', value: (r) => r.why ?? '' },
+];
+
+/** With a managed controller: the shadow's agreement with it, and every disagreement with its why. */
+function renderAgreement(report: AgreementReport, paint: Paint): string {
+  const share = report.decisions === 0 ? 100 : Math.round((100 * report.agreed) / report.decisions);
+  const out = [
+    `\nAgreement with the cluster's controller: ${report.agreed} of ${report.decisions} decisions (${share}%), ` +
+      `median lag ${formatDuration(report.medianLagMs)}, largest ${formatDuration(report.maxLagMs)}\n`,
+  ];
+  const disagreed = report.rows.filter((r) => !r.agreed);
+  if (disagreed.length > 0) out.push(renderTable(agreementColumns, disagreed, { wide: false, paint }));
+  return out.join('');
+}
+
 /** The timeline table, then the summary per zone. */
 export function renderSimulation(
   name: string,
-  result: Pick<SimulationResult, 'lines'>,
+  result: Pick<SimulationResult, 'lines' | 'agreement'>,
   paint: Paint,
   options: { readonly wide?: boolean } = {},
 ): string {
@@ -211,6 +232,7 @@ export function renderSimulation(
     out.push(renderTable(zoneColumns, zoneRows(summary, options.wide === true), { wide: false, paint }));
     out.push(`\nPods evicted: ${summary.evictions}\n`);
   }
+  if (result.agreement !== undefined) out.push(renderAgreement(result.agreement, paint));
   return out.join('');
 }
 

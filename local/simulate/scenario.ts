@@ -254,6 +254,9 @@ export function scenarioFromObject(doc: unknown, source?: string): Scenario {
     if (!(error instanceof ConfigError)) throw error;
     issues.list.push(...error.issues);
   }
+  const managedController = readManagedController(fields.managedController, issues);
+  // Beside a managed controller the scenario's is the shadow: it decides and records, never writes.
+  if (managedController !== undefined && config !== undefined) config = { ...config, dryRun: true };
 
   const model = new ClusterModel();
   const nodes: SimulatedNode[] = [];
@@ -330,7 +333,42 @@ export function scenarioFromObject(doc: unknown, source?: string): Scenario {
     pods,
     timeline,
     relayClockSkew: relayClockSkew ?? 0,
+    ...(managedController !== undefined && { managedController }),
   };
+}
+
+/**
+ * `managedController: {config: {…}}`: the settings of "the cluster's own controller" (upstream's
+ * defaults when `config` is absent). It writes to the cluster: `dryRun: true` there is refused.
+ */
+function readManagedController(
+  raw: unknown,
+  issues: Issues,
+): { readonly config: ControllerConfig } | undefined {
+  if (raw === undefined) return undefined;
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    issues.add(['managedController'], `expected {config: {…}}, got ${describeInput(raw)}`);
+    return undefined;
+  }
+  const fields = raw as Record<string, unknown>;
+  for (const key of Object.keys(fields)) {
+    if (key !== 'config') issues.add(['managedController', key], 'unknown field (fields: config)');
+  }
+  try {
+    const config = parseConfigObject(fields.config ?? {}, 'managedController.config');
+    if (config.dryRun) {
+      issues.add(
+        ['managedController', 'config', 'dryRun'],
+        "expected false or nothing: the managed controller is the cluster's own, and writes",
+      );
+      return undefined;
+    }
+    return { config };
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    issues.list.push(...error.issues);
+    return undefined;
+  }
 }
 
 /**

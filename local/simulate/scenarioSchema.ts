@@ -350,7 +350,11 @@ export const TopLevelFields = {
   timeline: z.array(z.unknown(), { error: invalid('a list of {at, <action>} entries') }).optional(),
   relayClockSkew: RelayClockSkewSchema.optional(),
 } as const;
-export const TopLevelKeys: readonly string[] = [...Object.keys(TopLevelFields), 'config'];
+export const TopLevelKeys: readonly string[] = [
+  ...Object.keys(TopLevelFields),
+  'config',
+  'managedController',
+];
 
 export type NodeEntry = z.output<typeof NodeEntrySchema>;
 export type PodEntry = z.output<typeof PodEntrySchema>;

@@ -117,6 +117,11 @@ export interface Scenario {
   readonly timeline: readonly TimelineEntry[];
   /** How far the relay's clock is ahead of the functions' (negative: behind); 0 by default. */
   readonly relayClockSkew: Millis;
+  /**
+   * "The cluster's own controller": a second, active controller with these settings, while the
+   * scenario's controller runs in shadow (dryRun); the Summary reports their agreement.
+   */
+  readonly managedController?: { readonly config: ControllerConfig };
 }
 
 /** Where a scenario starts when it names no `start`: a fixed instant, so runs are reproducible. */

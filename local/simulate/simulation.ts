@@ -35,11 +35,24 @@
 //   monitor's decisions, the Summary from the API and the state tables.
 import type { HttpLibrary, V1Node } from '@kubernetes/client-node';
 import { createKubernetesCluster } from '../../shared/adapters/kubernetes/cluster.js';
+import {
+  actionsFromDecisions,
+  matchActions,
+  type AgreementReport,
+  type ControllerAction,
+} from '../../shared/agreement.js';
+import {
+  CONFIG_KEYS,
+  formatConfigValue,
+  type ConfigKey,
+  type ControllerConfig,
+} from '../../shared/config.js';
 import { isTaintEffect } from '../../shared/adapters/kubernetes/mapping.js';
 import { formatZoneKey, getZoneKey } from '../../shared/domain/zones.js';
 import type { EpochMillis, Millis } from '../../shared/domain/types.js';
 import { formatDuration } from '../../shared/duration.js';
 import { ScenarioError } from '../../shared/errors.js';
+import type { EventSink } from '../../shared/ports/eventSink.js';
 import type { LogFields } from '../../shared/ports/observer.js';
 import {
   Priority,
@@ -120,6 +133,8 @@ export interface SimulationResult {
   readonly lines: readonly TimelineLine[];
   readonly diagnostics: readonly Diagnostic[];
   readonly stats: SimulationStats;
+  /** With `managedController`: every decision of the shadow matched with the managed one's actions. */
+  readonly agreement?: AgreementReport;
 }
 
 export interface SimulationOptions {
@@ -363,8 +378,14 @@ export async function runSimulation(
     },
   });
   let state: SimulatedStateStore | undefined;
+  let managedState: SimulatedStateStore | undefined;
   let relay: Relay | undefined;
   let controller: SimulatedController | undefined;
+  // Beside a managed controller (scenario.managedController), the scenario's controller is the shadow:
+  // its decisions are kept to compare with what the managed one did (shared/agreement.ts).
+  const shadowDecisions: DecisionRecord[] = [];
+  let agreement: AgreementReport | undefined;
+  const managedConfig = scenario.managedController?.config;
 
   try {
     state = await startStateStore(scheduler);
@@ -389,12 +410,19 @@ export async function runSimulation(
       rules,
       stores,
       cluster: clusterPort,
-      emit,
+      // The timeline's zone states are the cluster's: the managed controller's when there is one.
+      emit:
+        managedConfig === undefined
+          ? emit
+          : (record) => {
+              if (record.kind !== 'ZoneState') emit(record);
+            },
       diagnose,
       ...(options.chaos !== undefined && { chaos: options.chaos }),
-      ...(onDecision !== undefined && {
+      ...((onDecision !== undefined || managedConfig !== undefined) && {
         onDecision: (decision: DecisionRecord) => {
-          onDecision(sinceStart(), decision);
+          if (managedConfig !== undefined) shadowDecisions.push(decision);
+          onDecision?.(sinceStart(), decision);
         },
       }),
       ...(onBusEvent !== undefined && {
@@ -410,6 +438,48 @@ export async function runSimulation(
     });
     controller = running;
 
+    // "The cluster's own controller": active, with its own state tables, on the same bus and API.
+    let managed: SimulatedController | undefined;
+    if (managedConfig !== undefined) {
+      managedState = await startStateStore(scheduler, 'nlc-managed');
+      managed = createSimulatedController({
+        config: managedConfig,
+        scheduler,
+        end,
+        rules,
+        stores: managedState.stores,
+        cluster: createKubernetesCluster(
+          makeKubeConfig({ server: apiUrl, token: identities.controller.token }),
+          {
+            requestTimeoutMs: 10_000,
+            clock: scheduler,
+            sleep: noWait,
+            random,
+            transport: controllerTransport,
+          },
+        ),
+        emit,
+        diagnose: (level, source, message, fields) => {
+          diagnose(level, `managed ${source}`, message, fields);
+        },
+        ...(options.chaos !== undefined && { chaos: options.chaos }),
+      });
+    }
+    const managedBus = managed?.bus;
+    // The relay publishes to one bus; both controllers' rules take its events.
+    const bus: EventSink =
+      managedBus === undefined
+        ? running.bus
+        : {
+            publish: async (events, publishOptions) => {
+              const [result] = await Promise.all([
+                running.bus.publish(events, publishOptions),
+                managedBus.publish(events, publishOptions),
+              ]);
+              return result;
+            },
+          };
+
     // --- the relay ------------------------------------------------------------------------------------
     // Its host's clock: the scenario's skew, moved by relayClockStep; startRelay starts the process again
     // on the same host (and relayId); restartRelay starts a new one on another (a new pod). A relay
@@ -424,7 +494,7 @@ export async function runSimulation(
       relay = createRelay({
         kubeConfig: relayKubeConfig,
         cluster,
-        sink: running.bus,
+        sink: bus,
         scheduler: relayHostClock(scheduler, relayHost.offset()).scheduler,
         nodeMonitorPeriod: config.nodeMonitorPeriod,
         // As the deployed relay picks it from the same settings.
@@ -487,6 +557,7 @@ export async function runSimulation(
       store.registry.sendBookmarks();
     });
     running.startSchedules(start);
+    managed?.startSchedules(start);
 
     async function apply(entry: TimelineEntry): Promise<void> {
       const { action } = entry;
@@ -541,7 +612,11 @@ export async function runSimulation(
           return;
         }
         case 'injectEvent':
-          running.inject(action.detailType, mergeDetail(injectedBase(entry.index, action), action.detail));
+          {
+            const detail = mergeDetail(injectedBase(entry.index, action), action.detail);
+            running.inject(action.detailType, detail);
+            managed?.inject(action.detailType, detail);
+          }
           return;
         case 'restoreApiServer': {
           const backup = backups.get(entry.at - action.back);
@@ -601,14 +676,24 @@ export async function runSimulation(
     await scheduler.runUntil(end);
     onProgress?.(progress(scheduler.fired));
     await stopRelay();
-    const summary = await summarize(store, stores, cluster, lines);
-    lines.push(
-      timelineLine(
-        start,
-        end,
-        options.chaos === undefined ? summary : { ...summary, deliveries: running.deliveries() },
-      ),
-    );
+    const summarized = await summarize(store, managedState?.stores ?? stores, cluster, lines);
+    if (managedConfig !== undefined) {
+      agreement = shadowAgreement(start, lines, shadowDecisions, config, managedConfig);
+    }
+    const summary: SummaryRecord = {
+      ...summarized,
+      ...(options.chaos !== undefined && { deliveries: running.deliveries() }),
+      ...(agreement !== undefined && {
+        agreement: {
+          decisions: agreement.decisions,
+          agreed: agreement.agreed,
+          disagreed: agreement.disagreed,
+          medianLagMs: agreement.medianLagMs,
+          maxLagMs: agreement.maxLagMs,
+        },
+      }),
+    };
+    lines.push(timelineLine(start, end, summary));
   } finally {
     // A run that failed midway still releases everything it started.
     await relay?.stop({ flushTimeoutMs: 0 }).catch(() => undefined);
@@ -617,10 +702,12 @@ export async function runSimulation(
     fleet.close();
     await server.close();
     await state?.close();
+    await managedState?.close();
   }
   return {
     lines,
     diagnostics,
+    ...(agreement !== undefined && { agreement }),
     stats: {
       invocations: { ...controller.invocations },
       eventsPublished: controller.eventsPublished(),
@@ -678,4 +765,60 @@ async function summarize(
     nodes,
     evictions: lines.filter((line) => line.kind === 'PodDeleted').length,
   };
+}
+
+/** What the managed controller did, as the timeline shows it (the cluster's view of its writes). */
+function clusterActions(start: EpochMillis, lines: readonly TimelineLine[]): ControllerAction[] {
+  const actions: ControllerAction[] = [];
+  for (const line of lines) {
+    const at = start + Math.round(line.t * 1000);
+    switch (line.kind) {
+      case 'NodeCondition':
+        if (line.type === 'Ready' && line.status === 'Unknown')
+          actions.push({ kind: 'markUnknown', subject: line.node, detail: '', at });
+        break;
+      case 'TaintAdded':
+      case 'TaintRemoved':
+        actions.push({
+          kind: line.kind === 'TaintAdded' ? 'taintAdded' : 'taintRemoved',
+          subject: line.node,
+          detail: `${line.key}:${line.effect}`,
+          at,
+        });
+        break;
+      case 'PodNotReady':
+        actions.push({ kind: 'podNotReady', subject: line.pod, detail: '', at });
+        break;
+      case 'PodDeleted':
+        actions.push({ kind: 'podDeleted', subject: line.pod, detail: '', at });
+        break;
+      default:
+        break;
+    }
+  }
+  return actions;
+}
+
+/** The settings that differ between the shadow and the managed controller, in words. */
+function settingsDiffer(ours: ControllerConfig, theirs: ControllerConfig): string[] {
+  return (Object.keys(CONFIG_KEYS) as ConfigKey[])
+    .filter((key) => key !== 'dryRun' && ours[key] !== theirs[key])
+    .map(
+      (key) =>
+        `${key} ${formatConfigValue(key, ours[key])} here, ${formatConfigValue(key, theirs[key])} there`,
+    );
+}
+
+function shadowAgreement(
+  start: EpochMillis,
+  lines: readonly TimelineLine[],
+  decisions: readonly DecisionRecord[],
+  ours: ControllerConfig,
+  theirs: ControllerConfig,
+): AgreementReport {
+  return matchActions(actionsFromDecisions(decisions), clusterActions(start, lines), {
+    // Two controllers' passes need not fall on the same instants: within a monitor period agrees.
+    toleranceMs: Math.max(ours.nodeMonitorPeriod, theirs.nodeMonitorPeriod),
+    settingsDiffer: settingsDiffer(ours, theirs),
+  });
 }

@@ -89,6 +89,17 @@ export interface SummaryRecord {
     readonly failures: number;
     readonly deadLettered: number;
   };
+  /**
+   * With `managedController` only: the shadow's decisions matched with the managed controller's actions
+   * (shared/agreement.ts): how many, how many agreed, and the median and largest lag of the pairs.
+   */
+  readonly agreement?: {
+    readonly decisions: number;
+    readonly agreed: number;
+    readonly disagreed: number;
+    readonly medianLagMs: number;
+    readonly maxLagMs: number;
+  };
 }
 
 export type TimelineRecord =

@@ -230,6 +230,14 @@ function summarySection(summary: SummaryRecord & { readonly t: number; readonly 
       `<p>Chaos: ${d.deliveries} deliveries, ${d.failures} failed, ${d.deadLettered} dead-lettered.</p>`,
     );
   }
+  if (summary.agreement !== undefined) {
+    const a = summary.agreement;
+    const share = a.decisions === 0 ? 100 : Math.round((100 * a.agreed) / a.decisions);
+    out.push(
+      `<p id="agreement">Agreement with the cluster's controller: <b>${a.agreed} of ${a.decisions}</b> decisions (${share}%), ` +
+        `${a.disagreed} disagreed; median lag ${formatDuration(a.medianLagMs)}, largest ${formatDuration(a.maxLagMs)}.</p>`,
+    );
+  }
   return out.join('\n');
 }
 

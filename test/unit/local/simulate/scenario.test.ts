@@ -143,7 +143,7 @@ describe('scenario validation', () => {
         extra: 1,
       }),
     ).toEqual([
-      'extra: unknown field (fields: name, start, duration, nodes, pods, timeline, relayClockSkew, config)',
+      'extra: unknown field (fields: name, start, duration, nodes, pods, timeline, relayClockSkew, config, managedController)',
       'duration: expected a duration like "40s", "5m" or a number of seconds, got "soon"',
       'config.nodeEvictionRate: expected a number of nodes per second, 0 or more (like 0.1), got -1',
       'nodes[0].name: expected a node name (a DNS-1123 subdomain: lowercase letters, digits, "-" and "."), got "A_1"',
@@ -194,6 +194,36 @@ describe('scenario validation', () => {
       'timeline[1]: expected one action per entry, got cordon and uncordon',
       'timeline[2].stopRelay: expected true, got false',
       'timeline[0].at: after the end of the scenario (duration 5m)',
+    ]);
+  });
+
+  it('managedController: its settings validated as config is, the scenario controller in shadow', () => {
+    const scenario = scenarioFromObject({
+      ...base,
+      managedController: { config: { nodeMonitorGracePeriod: '40s' } },
+    });
+    expect(scenario.config.dryRun).toBe(true);
+    expect(scenario.managedController?.config).toEqual({
+      ...UPSTREAM_DEFAULTS,
+      nodeMonitorGracePeriod: 40_000,
+    });
+    expect(scenarioFromObject({ ...base, managedController: {} }).managedController?.config).toEqual(
+      UPSTREAM_DEFAULTS,
+    );
+    expect(
+      issuesOf({
+        ...base,
+        managedController: { config: { nodeMonitorGracePeriod: 'soon', dryRun: true }, mode: 'x' },
+      }),
+    ).toEqual([
+      'managedController.mode: unknown field (fields: config)',
+      'managedController.config.nodeMonitorGracePeriod: expected a duration like "40s", "5m" or a number of seconds, got "soon"',
+    ]);
+    expect(issuesOf({ ...base, managedController: { config: { dryRun: true } } })).toEqual([
+      "managedController.config.dryRun: expected false or nothing: the managed controller is the cluster's own, and writes",
+    ]);
+    expect(issuesOf({ ...base, managedController: 'eks' })).toEqual([
+      'managedController: expected {config: {…}}, got "eks"',
     ]);
   });
 

@@ -1,0 +1,240 @@
+// Shadow agreement: does this controller, run in shadow mode (dryRun) beside a cluster's own
+// NodeLifecycleController, decide what that controller does, when it does it? Our side is the Decisions
+// trail (what a dry run would have written, and when); theirs is what the cluster shows that other
+// writer did (Ready=Unknown marks, node-controller taints added and removed, pods marked NotReady, pods
+// deleted by taint eviction). Each action is matched per kind, subject and detail, in time order; a
+// pair within the tolerance agrees, with its lag (ours minus theirs).
+//
+// Pure: the simulator (local/simulate), `nlc agreement` and the HTML report all call it.
+import type { EpochMillis, Millis } from './domain/types.js';
+import type { DecisionRecord, JsonValue } from './ports/stores.js';
+
+/** The kinds of action compared, as upstream's controllers take them. */
+export const AgreementKinds = [
+  'markUnknown',
+  'taintAdded',
+  'taintRemoved',
+  'podNotReady',
+  'podDeleted',
+] as const;
+export type AgreementKind = (typeof AgreementKinds)[number];
+
+/** One action: who it concerns (a node, or `namespace/name`), its detail (a taint `key:effect`), when. */
+export interface ControllerAction {
+  readonly kind: AgreementKind;
+  readonly subject: string;
+  readonly detail: string;
+  readonly at: EpochMillis;
+}
+
+export interface AgreementRow {
+  readonly kind: AgreementKind;
+  readonly subject: string;
+  readonly detail: string;
+  /** When this controller decided it (shadow), and when the cluster's own controller did it. */
+  readonly ours?: EpochMillis;
+  readonly theirs?: EpochMillis;
+  /** ours − theirs, when both happened. */
+  readonly lagMs?: Millis;
+  readonly agreed: boolean;
+  /** Why they disagree, as far as the two sides can tell. */
+  readonly why?: string;
+}
+
+export interface AgreementTotals {
+  readonly decisions: number;
+  readonly agreed: number;
+  readonly disagreed: number;
+}
+
+export interface AgreementReport {
+  readonly rows: readonly AgreementRow[];
+  readonly byKind: Readonly<Record<AgreementKind, AgreementTotals>>;
+  readonly decisions: number;
+  readonly agreed: number;
+  readonly disagreed: number;
+  /** Over the pairs (both sides acted): the median and largest |lag|; 0 without pairs. */
+  readonly medianLagMs: Millis;
+  readonly maxLagMs: Millis;
+  /** The pairs with the largest |lag|, largest first (at most five). */
+  readonly worst: readonly AgreementRow[];
+}
+
+export interface AgreementOptions {
+  /** Largest |lag| that still agrees: a monitor period by default (two controllers' passes need not align). */
+  readonly toleranceMs: Millis;
+  /** Where the two settings differ, in words ("nodeMonitorGracePeriod 40s here, 50s there"): the why of a lag. */
+  readonly settingsDiffer?: readonly string[];
+}
+
+function strings(value: JsonValue | undefined): string[] {
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+}
+
+/**
+ * The actions a shadow run's Decisions stand for: each dry-run write (`result: 'dryRun'`), as the
+ * cluster would have shown it. Intended-only rows, reads and queue bookkeeping are not actions.
+ *
+ * @example
+ * actionsFromDecisions(decisions); // [{ kind: 'markUnknown', subject: 'a-1', detail: '', at }, …]
+ */
+export function actionsFromDecisions(decisions: readonly DecisionRecord[]): ControllerAction[] {
+  const actions: ControllerAction[] = [];
+  for (const d of decisions) {
+    if (d.result !== 'dryRun') continue;
+    const inputs = d.inputs ?? {};
+    switch (d.what) {
+      case 'updateNodeStatus':
+        if (strings(inputs.conditions).some((c) => c.startsWith('Ready=Unknown')))
+          actions.push({ kind: 'markUnknown', subject: d.node, detail: '', at: d.at });
+        break;
+      case 'swapNodeTaints':
+        for (const taint of strings(inputs.add))
+          actions.push({ kind: 'taintAdded', subject: d.node, detail: taint, at: d.at });
+        for (const taint of strings(inputs.remove))
+          actions.push({ kind: 'taintRemoved', subject: d.node, detail: taint, at: d.at });
+        break;
+      case 'markPodsNotReady':
+        for (const pod of strings(inputs.pods))
+          actions.push({ kind: 'podNotReady', subject: pod, detail: '', at: d.at });
+        break;
+      case 'deletePodForTaintEviction':
+      case 'deletePod':
+        if (typeof inputs.pod === 'string')
+          actions.push({ kind: 'podDeleted', subject: inputs.pod, detail: '', at: d.at });
+        break;
+      default:
+        break;
+    }
+  }
+  return actions;
+}
+
+const keyOf = (a: Pick<ControllerAction, 'kind' | 'subject' | 'detail'>): string =>
+  `${a.kind}\u0000${a.subject}\u0000${a.detail}`;
+
+/**
+ * A dry run decides the same write again on every pass until the cluster shows it (nothing it decided
+ * was written): actions of one key that follow each other within `window` are that one decision.
+ */
+function withoutRepeats(actions: readonly ControllerAction[], window: Millis): ControllerAction[] {
+  const last = new Map<string, EpochMillis>();
+  const kept: ControllerAction[] = [];
+  for (const action of [...actions].sort((a, b) => a.at - b.at)) {
+    const key = keyOf(action);
+    const previous = last.get(key);
+    last.set(key, action.at);
+    if (previous === undefined || action.at - previous > window) kept.push(action);
+  }
+  return kept;
+}
+
+function seconds(ms: Millis): string {
+  return `${Math.round(ms / 100) / 10}s`;
+}
+
+function explain(row: Omit<AgreementRow, 'agreed' | 'why'>, options: AgreementOptions): string | undefined {
+  const settings =
+    options.settingsDiffer !== undefined && options.settingsDiffer.length > 0
+      ? `; the settings differ: ${options.settingsDiffer.join(', ')}`
+      : '';
+  if (row.ours === undefined) return `the cluster's controller did it; this one did not decide it${settings}`;
+  if (row.theirs === undefined) return `this controller decided it; the cluster's did not do it${settings}`;
+  const lag = row.lagMs ?? 0;
+  if (Math.abs(lag) <= options.toleranceMs) return undefined;
+  return `${seconds(Math.abs(lag))} ${lag > 0 ? 'later' : 'earlier'} than the cluster's controller${settings}`;
+}
+
+/**
+ * Matches our actions with theirs: per kind, subject and detail, the n-th of ours with the n-th of
+ * theirs (a taint added, removed and added again is three actions). Rows come in time order. Our
+ * removal of a taint the cluster's controller had not added is left out (a swap removes "if present"),
+ * and our repeats of one decision within two tolerances are one (a dry run decides again every pass).
+ *
+ * @example
+ * const report = matchActions(actionsFromDecisions(trail), observed, { toleranceMs: 5_000 });
+ * report.agreed / report.decisions; // 1 when both controllers did the same within a period
+ */
+export function matchActions(
+  ours: readonly ControllerAction[],
+  theirs: readonly ControllerAction[],
+  options: AgreementOptions,
+): AgreementReport {
+  const byTime = (a: ControllerAction, b: ControllerAction): number => a.at - b.at;
+  const group = (actions: readonly ControllerAction[]): Map<string, ControllerAction[]> => {
+    const groups = new Map<string, ControllerAction[]>();
+    for (const action of [...actions].sort(byTime)) {
+      const key = keyOf(action);
+      const list = groups.get(key);
+      if (list === undefined) groups.set(key, [action]);
+      else list.push(action);
+    }
+    return groups;
+  };
+  // Upstream swaps and lifts taints "if present": a removal of a taint the cluster's controller never
+  // added (by then) changes nothing the cluster can show, so it is no decision to compare.
+  const addedBy = (subject: string, detail: string, until: EpochMillis): boolean =>
+    theirs.some(
+      (t) => t.kind === 'taintAdded' && t.subject === subject && t.detail === detail && t.at <= until,
+    );
+  const mine = group(
+    withoutRepeats(
+      ours.filter(
+        (a) => a.kind !== 'taintRemoved' || addedBy(a.subject, a.detail, a.at + options.toleranceMs),
+      ),
+      2 * options.toleranceMs,
+    ),
+  );
+  const other = group(theirs);
+  const rows: AgreementRow[] = [];
+  for (const key of new Set([...mine.keys(), ...other.keys()])) {
+    const a = mine.get(key) ?? [];
+    const b = other.get(key) ?? [];
+    for (let i = 0; i < Math.max(a.length, b.length); i++) {
+      const o = a[i];
+      const t = b[i];
+      const first = (o ?? t) as ControllerAction;
+      const base = {
+        kind: first.kind,
+        subject: first.subject,
+        detail: first.detail,
+        ...(o !== undefined && { ours: o.at }),
+        ...(t !== undefined && { theirs: t.at }),
+        ...(o !== undefined && t !== undefined && { lagMs: o.at - t.at }),
+      };
+      const why = explain(base, options);
+      rows.push({ ...base, agreed: why === undefined, ...(why !== undefined && { why }) });
+    }
+  }
+  rows.sort(
+    (x, y) =>
+      Math.min(x.ours ?? Infinity, x.theirs ?? Infinity) -
+        Math.min(y.ours ?? Infinity, y.theirs ?? Infinity) || keyOf(x).localeCompare(keyOf(y)),
+  );
+  const byKind = Object.fromEntries(
+    AgreementKinds.map((kind) => {
+      const of = rows.filter((r) => r.kind === kind);
+      const agreed = of.filter((r) => r.agreed).length;
+      return [kind, { decisions: of.length, agreed, disagreed: of.length - agreed }];
+    }),
+  ) as Record<AgreementKind, AgreementTotals>;
+  const pairs = rows.filter((r) => r.lagMs !== undefined);
+  const lags = pairs.map((r) => Math.abs(r.lagMs ?? 0)).sort((x, y) => x - y);
+  const median =
+    lags.length === 0
+      ? 0
+      : lags.length % 2 === 1
+        ? (lags[(lags.length - 1) / 2] ?? 0)
+        : ((lags[lags.length / 2 - 1] ?? 0) + (lags[lags.length / 2] ?? 0)) / 2;
+  const agreed = rows.filter((r) => r.agreed).length;
+  return {
+    rows,
+    byKind,
+    decisions: rows.length,
+    agreed,
+    disagreed: rows.length - agreed,
+    medianLagMs: median,
+    maxLagMs: lags.at(-1) ?? 0,
+    worst: [...pairs].sort((x, y) => Math.abs(y.lagMs ?? 0) - Math.abs(x.lagMs ?? 0)).slice(0, 5),
+  };
+}

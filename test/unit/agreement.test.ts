@@ -1,0 +1,170 @@
+// shared/agreement.ts: a shadow's Decisions against what the cluster's own controller did.
+import { describe, expect, it } from 'vitest';
+import { actionsFromDecisions, matchActions, type ControllerAction } from '../../shared/agreement.js';
+import type { DecisionRecord } from '../../shared/ports/stores.js';
+
+const S = 1_000;
+const t0 = Date.parse('2026-01-01T00:00:00Z');
+const at = (seconds: number) => t0 + seconds * S;
+const action = (
+  kind: ControllerAction['kind'],
+  subject: string,
+  seconds: number,
+  detail = '',
+): ControllerAction => ({ kind, subject, detail, at: at(seconds) });
+
+describe('actionsFromDecisions', () => {
+  const decision = (over: Partial<DecisionRecord>): DecisionRecord => ({
+    node: 'a-1',
+    at: at(85),
+    source: 'monitor',
+    what: 'updateNodeStatus',
+    why: '',
+    result: 'dryRun',
+    dryRun: true,
+    ...over,
+  });
+
+  it('reads each dry-run write as the action the cluster would have shown', () => {
+    const actions = actionsFromDecisions([
+      decision({ inputs: { conditions: ['Ready=Unknown (NodeStatusUnknown)', 'MemoryPressure=Unknown'] } }),
+      decision({ what: 'markPodsNotReady', inputs: { pods: ['default/web-1', 'default/db-0'] } }),
+      decision({
+        source: 'drainer',
+        what: 'swapNodeTaints',
+        inputs: {
+          add: ['node.kubernetes.io/unreachable:NoExecute'],
+          remove: ['node.kubernetes.io/not-ready:NoExecute'],
+        },
+      }),
+      decision({
+        at: at(385),
+        source: 'drainer',
+        what: 'deletePodForTaintEviction',
+        inputs: { pod: 'default/web-1' },
+      }),
+    ]);
+    expect(actions).toEqual([
+      action('markUnknown', 'a-1', 85),
+      action('podNotReady', 'default/web-1', 85),
+      action('podNotReady', 'default/db-0', 85),
+      action('taintAdded', 'a-1', 85, 'node.kubernetes.io/unreachable:NoExecute'),
+      action('taintRemoved', 'a-1', 85, 'node.kubernetes.io/not-ready:NoExecute'),
+      action('podDeleted', 'default/web-1', 385),
+    ]);
+  });
+
+  it('leaves out intended-only rows, writes that were made, reads and queue bookkeeping', () => {
+    expect(
+      actionsFromDecisions([
+        decision({ result: 'intended' }),
+        decision({ result: 'ok', dryRun: false }),
+        decision({ what: 'enqueue', result: undefined }),
+        // A status write that marks nothing Unknown (none is made today; it would not be a mark).
+        decision({ inputs: { conditions: ['Ready=True'] } }),
+      ]),
+    ).toEqual([]);
+  });
+});
+
+describe('matchActions', () => {
+  const options = { toleranceMs: 5 * S };
+
+  it('the same actions at the same instants: all agreed, lag 0', () => {
+    const same = [action('markUnknown', 'a-1', 85), action('taintAdded', 'a-1', 85, 'u:NoExecute')];
+    const report = matchActions(same, same, options);
+    expect(report).toMatchObject({ decisions: 2, agreed: 2, disagreed: 0, medianLagMs: 0, maxLagMs: 0 });
+    expect(report.byKind.markUnknown).toEqual({ decisions: 1, agreed: 1, disagreed: 0 });
+  });
+
+  it('a lag within the tolerance agrees; beyond it disagrees, saying which way and the settings', () => {
+    const report = matchActions(
+      [action('markUnknown', 'a-1', 75), action('markUnknown', 'a-2', 95)],
+      [action('markUnknown', 'a-1', 85), action('markUnknown', 'a-2', 90)],
+      { ...options, settingsDiffer: ['nodeMonitorGracePeriod 40s here, 50s there'] },
+    );
+    expect(report.rows.map((r) => [r.subject, r.lagMs, r.agreed, r.why])).toEqual([
+      [
+        'a-1',
+        -10 * S,
+        false,
+        "10s earlier than the cluster's controller; the settings differ: nodeMonitorGracePeriod 40s here, 50s there",
+      ],
+      ['a-2', 5 * S, true, undefined],
+    ]);
+    expect(report).toMatchObject({ agreed: 1, disagreed: 1, medianLagMs: 7.5 * S, maxLagMs: 10 * S });
+    expect(report.worst.map((r) => r.subject)).toEqual(['a-1', 'a-2']);
+  });
+
+  it('an action on one side only disagrees, naming the side', () => {
+    const report = matchActions(
+      [action('podDeleted', 'default/web-1', 385)],
+      [action('podNotReady', 'default/web-1', 85)],
+      options,
+    );
+    expect(report.rows.map((r) => [r.kind, r.agreed, r.why])).toEqual([
+      ['podNotReady', false, "the cluster's controller did it; this one did not decide it"],
+      ['podDeleted', false, "this controller decided it; the cluster's did not do it"],
+    ]);
+    // No pairs: no lag to report.
+    expect(report).toMatchObject({ medianLagMs: 0, maxLagMs: 0, worst: [] });
+  });
+
+  it("leaves out our removal of a taint the cluster's controller never added (a swap removes it if present)", () => {
+    const notReady = 'node.kubernetes.io/not-ready:NoExecute';
+    const unreachable = 'node.kubernetes.io/unreachable:NoExecute';
+    const report = matchActions(
+      [action('taintAdded', 'a-1', 85, unreachable), action('taintRemoved', 'a-1', 85, notReady)],
+      [action('taintAdded', 'a-1', 85, unreachable)],
+      options,
+    );
+    expect(report).toMatchObject({ decisions: 1, agreed: 1 });
+    // Once the cluster had it, a removal counts, done or not.
+    const lifted = matchActions(
+      [action('taintRemoved', 'a-1', 200, unreachable)],
+      [action('taintAdded', 'a-1', 85, unreachable)],
+      options,
+    );
+    expect(lifted.rows.map((r) => [r.kind, r.agreed])).toEqual([
+      ['taintAdded', false],
+      ['taintRemoved', false],
+    ]);
+  });
+
+  it('takes a dry run deciding the same write on every pass as one decision, the first', () => {
+    const report = matchActions(
+      [action('markUnknown', 'a-1', 85), action('markUnknown', 'a-1', 90), action('markUnknown', 'a-1', 95)],
+      [action('markUnknown', 'a-1', 95)],
+      options,
+    );
+    expect(report.rows.map((r) => [r.ours, r.theirs, r.lagMs])).toEqual([[at(85), at(95), -10 * S]]);
+    // A second episode minutes later is a decision of its own.
+    const twice = matchActions(
+      [action('markUnknown', 'a-1', 85), action('markUnknown', 'a-1', 600)],
+      [action('markUnknown', 'a-1', 85), action('markUnknown', 'a-1', 600)],
+      options,
+    );
+    expect(twice).toMatchObject({ decisions: 2, agreed: 2 });
+  });
+
+  it('pairs repeated actions in time order: a taint added, removed and added again', () => {
+    const taint = 'node.kubernetes.io/unreachable:NoSchedule';
+    const ours = [
+      action('taintAdded', 'a-1', 85, taint),
+      action('taintRemoved', 'a-1', 200, taint),
+      action('taintAdded', 'a-1', 400, taint),
+    ];
+    const theirs = [
+      action('taintAdded', 'a-1', 401, taint),
+      action('taintAdded', 'a-1', 85, taint),
+      action('taintRemoved', 'a-1', 200, taint),
+    ];
+    const report = matchActions(ours, theirs, options);
+    expect(report.rows.map((r) => [r.kind, r.ours, r.theirs])).toEqual([
+      ['taintAdded', at(85), at(85)],
+      ['taintRemoved', at(200), at(200)],
+      ['taintAdded', at(400), at(401)],
+    ]);
+    expect(report.agreed).toBe(3);
+  });
+});
