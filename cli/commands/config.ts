@@ -12,6 +12,7 @@ import {
   type ConfigSource,
   type ControllerConfig,
 } from '../../shared/config.js';
+import { DefaultEmulationVersion } from '../../shared/domain/upstreamVersion.js';
 import { parseOptions } from '../errors.js';
 import {
   OUTPUT_FLAGS,
@@ -73,7 +74,11 @@ const SOURCE_NAMES: Readonly<Record<ConfigSource, SettingView['source']>> = {
 export function buildConfig(env: CliIo['env'], overrides: ConfigOptions['overrides']): ConfigReport {
   const { settings, warnings } = loadSettings(env, overrides);
   // The defaults of the emulated minor (nodeMonitorGracePeriod: 40s before v1.32).
-  const defaults = defaultsFor(settings.emulationVersion.value);
+  // (The version's own default stays the newest minor.)
+  const defaults = {
+    ...defaultsFor(settings.emulationVersion.value),
+    emulationVersion: DefaultEmulationVersion,
+  };
   return {
     settings: settingKeys().map((key): SettingView => {
       const info = CONFIG_KEYS[key];

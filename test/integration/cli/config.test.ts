@@ -55,6 +55,18 @@ describe('nlc config', () => {
     expect(stderr).toMatch(/^warning: nodeMonitorGracePeriod \(40s\) is not above 45s/);
   });
 
+  it('shows the defaults of the emulated minor; the version itself defaults to the newest', async () => {
+    const { code, stdout } = await runCli(['config', '--emulation-version', 'v1.31.4', '-o', 'json']);
+    expect(code).toBe(0);
+    const byKey = new Map((JSON.parse(stdout) as ConfigReport).settings.map((s) => [s.key, s]));
+    expect(byKey.get('emulationVersion')).toMatchObject({ value: '1.31', source: 'flag', default: '1.37' });
+    expect(byKey.get('nodeMonitorGracePeriod')).toMatchObject({
+      value: '40s',
+      source: 'default',
+      default: '40s',
+    });
+  });
+
   it('-o yaml parses to the same report as -o json; -o wide adds the upstream flag', async () => {
     const json = await runCli(['config', '-o', 'json']);
     const yaml = await runCli(['config', '-o', 'yaml']);
