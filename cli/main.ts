@@ -77,6 +77,10 @@ export const COMMANDS: Readonly<
     summary: "the decision trail for a node, newest first, with the controller's reasons",
     load: async () => (await import('./commands/explain.js')).explainCommand,
   },
+  agreement: {
+    summary: "how far the shadow's decisions agree with the cluster's own controller",
+    load: async () => (await import('./commands/agreement.js')).agreementCommand,
+  },
   queue: {
     summary: 'per-zone eviction queues and pending pod evictions',
     load: async () => (await import('./commands/queue.js')).queueCommand,

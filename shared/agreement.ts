@@ -6,7 +6,9 @@
 // pair within the tolerance agrees, with its lag (ours minus theirs).
 //
 // Pure: the simulator (local/simulate), `nlc agreement` and the HTML report all call it.
-import type { EpochMillis, Millis } from './domain/types.js';
+import { NodeStatusUnknownReason } from './domain/nodeHealth.js';
+import { TaintNodeNotReady, TaintNodeUnreachable } from './domain/taints.js';
+import { getNodeCondition, NodeReady, type EpochMillis, type Millis, type Node } from './domain/types.js';
 import type { DecisionRecord, JsonValue } from './ports/stores.js';
 
 /** The kinds of action compared, as upstream's controllers take them. */
@@ -108,6 +110,52 @@ export function actionsFromDecisions(decisions: readonly DecisionRecord[]): Cont
     }
   }
   return actions;
+}
+
+/** The `source` of the cluster's own controller's actions, as the functions record them in shadow mode. */
+export const ClusterSource = 'cluster';
+
+const nodeControllerTaintKeys: ReadonlySet<string> = new Set([TaintNodeNotReady, TaintNodeUnreachable]);
+const ncTaints = (node: Node): Set<string> =>
+  new Set(node.taints.filter((t) => nodeControllerTaintKeys.has(t.key)).map((t) => `${t.key}:${t.effect}`));
+
+/**
+ * What the cluster's node controller did between two copies of a node: Ready marked Unknown with its
+ * reason (NodeStatusUnknown), node-controller taints (not-ready, unreachable) added and removed. Without
+ * an earlier copy nothing is known to have changed.
+ *
+ * @example
+ * nodeControllerActions(stored, next, now); // [{ kind: 'markUnknown', subject: 'a-1', detail: '', at: now }]
+ */
+export function nodeControllerActions(
+  previous: Node | undefined,
+  next: Node,
+  at: EpochMillis,
+): ControllerAction[] {
+  if (previous === undefined) return [];
+  const actions: ControllerAction[] = [];
+  const was = getNodeCondition(previous.conditions, NodeReady);
+  const is = getNodeCondition(next.conditions, NodeReady);
+  if (is?.status === 'Unknown' && is.reason === NodeStatusUnknownReason && was?.status !== 'Unknown')
+    actions.push({ kind: 'markUnknown', subject: next.name, detail: '', at });
+  const before = ncTaints(previous);
+  const after = ncTaints(next);
+  for (const taint of [...after].sort())
+    if (!before.has(taint)) actions.push({ kind: 'taintAdded', subject: next.name, detail: taint, at });
+  for (const taint of [...before].sort())
+    if (!after.has(taint)) actions.push({ kind: 'taintRemoved', subject: next.name, detail: taint, at });
+  return actions;
+}
+
+/** The cluster's actions the functions recorded (source `cluster`, `what` the action's kind). */
+export function actionsFromClusterDecisions(decisions: readonly DecisionRecord[]): ControllerAction[] {
+  const kinds: ReadonlySet<string> = new Set(AgreementKinds);
+  return decisions.flatMap((d): ControllerAction[] => {
+    if (d.source !== ClusterSource || !kinds.has(d.what)) return [];
+    const detail = typeof d.inputs?.taint === 'string' ? d.inputs.taint : '';
+    const subject = typeof d.inputs?.pod === 'string' ? d.inputs.pod : d.node;
+    return [{ kind: d.what as AgreementKind, subject, detail, at: d.at }];
+  });
 }
 
 const keyOf = (a: Pick<ControllerAction, 'kind' | 'subject' | 'detail'>): string =>

@@ -17,6 +17,7 @@
 //   after attempting both steps, so Lambda retries the event; the writes are idempotent.
 // - A node whose own content is over the bounds of the controller's copy (shared/eventBounds.ts)
 //   is stored cut, and a `truncated` decision says what was cut, so `nlc explain` shows it.
+import { ClusterSource, nodeControllerActions } from '../agreement.js';
 import type { ControllerConfig } from '../config.js';
 import { DecidingExecutor, describeResult } from './decisions.js';
 import { decidedWrite, decisionSeqBase } from './decidedWrite.js';
@@ -30,6 +31,34 @@ import type { Clock } from '../ports/clock.js';
 import type { ClusterPort } from '../ports/cluster.js';
 import type { Observer } from '../ports/observer.js';
 import type { JsonValue, StateStores } from '../ports/stores.js';
+
+/** What the cluster's node controller did to a node between two copies: its Decisions (source `cluster`). */
+async function recordClusterActions(
+  deps: NodeTaintsDeps,
+  cluster: string,
+  previous: Node,
+  next: Node,
+  opts: { readonly signal?: AbortSignal },
+): Promise<void> {
+  const actions = nodeControllerActions(previous, next, deps.clock.now());
+  if (actions.length === 0) return;
+  await deps.stores.decisions.append(
+    cluster,
+    actions.map((action, i) => ({
+      node: next.name,
+      at: action.at,
+      source: ClusterSource,
+      what: action.kind,
+      why: `observed: the cluster's own controller ${action.kind === 'markUnknown' ? 'marked the node Ready=Unknown (NodeStatusUnknown)' : `${action.kind === 'taintAdded' ? 'added' : 'removed'} ${action.detail}`} (resourceVersion ${next.resourceVersion ?? '?'})`,
+      inputs: {
+        ...(action.detail !== '' && { taint: action.detail }),
+        resourceVersion: next.resourceVersion ?? null,
+      },
+      seq: decisionSeqBase(`cluster:${next.name}@${next.resourceVersion ?? ''}`) + i,
+    })),
+    opts,
+  );
+}
 
 /** The `source` of node-taints' decisions. */
 export const NodeTaintsSource = 'node-taints';
@@ -102,7 +131,16 @@ export async function runNodeTaints(
   const callOpts = signal === undefined ? {} : { signal };
   const fields = { cluster: change.cluster, node: change.node.name, type: change.type };
 
+  // In shadow mode the writes are the cluster's own controller's: the copy stored before this change
+  // says what it did, recorded beside this controller's decisions (`nlc agreement`, `nlc explain`).
+  const previous =
+    deps.config.dryRun && options.fromApi !== true && change.type !== 'DELETED'
+      ? await stores.nodes.getNode(change.cluster, change.node.name, callOpts)
+      : undefined;
   const order = options.fromApi === true ? 'applied' : await recordNodeChange(stores.nodes, change, callOpts);
+  if (order === 'applied' && previous !== undefined) {
+    await recordClusterActions(deps, change.cluster, previous, change.node, callOpts);
+  }
   if (order === 'stale') {
     observer.info('node-taints: stale Node Changed, nothing to do', {
       ...fields,

@@ -148,6 +148,7 @@ export interface WireTaint {
 export interface WireCondition {
   readonly type: string;
   readonly status: string;
+  readonly reason?: string;
 }
 
 export interface NodeSpec {

@@ -1,6 +1,13 @@
 // shared/agreement.ts: a shadow's Decisions against what the cluster's own controller did.
 import { describe, expect, it } from 'vitest';
-import { actionsFromDecisions, matchActions, type ControllerAction } from '../../shared/agreement.js';
+import {
+  actionsFromClusterDecisions,
+  actionsFromDecisions,
+  matchActions,
+  nodeControllerActions,
+  type ControllerAction,
+} from '../../shared/agreement.js';
+import type { Node } from '../../shared/domain/types.js';
 import type { DecisionRecord } from '../../shared/ports/stores.js';
 
 const S = 1_000;
@@ -166,5 +173,61 @@ describe('matchActions', () => {
       ['taintAdded', at(400), at(401)],
     ]);
     expect(report.agreed).toBe(3);
+  });
+});
+
+describe('nodeControllerActions (what the cluster did between two copies of a node)', () => {
+  const node = (ready: 'True' | 'Unknown', reason: string, taints: string[]): Node => ({
+    name: 'a-1',
+    uid: 'u',
+    creationTimestamp: t0,
+    labels: {},
+    conditions: [{ type: 'Ready', status: ready, reason, lastHeartbeatTime: t0, lastTransitionTime: t0 }],
+    taints: taints.map((t) => {
+      const [key = '', effect = ''] = t.split(':');
+      return { key, effect: effect as 'NoSchedule' | 'NoExecute' };
+    }),
+    unschedulable: false,
+  });
+  const u = 'node.kubernetes.io/unreachable';
+
+  it('a mark with its reason and the node-controller taints added and removed; other taints are not its', () => {
+    const before = node('True', 'KubeletReady', [
+      'node.kubernetes.io/not-ready:NoSchedule',
+      'dedicated:NoSchedule',
+    ]);
+    const after = node('Unknown', 'NodeStatusUnknown', [`${u}:NoSchedule`, `${u}:NoExecute`]);
+    expect(nodeControllerActions(before, after, at(85))).toEqual([
+      action('markUnknown', 'a-1', 85),
+      action('taintAdded', 'a-1', 85, `${u}:NoExecute`),
+      action('taintAdded', 'a-1', 85, `${u}:NoSchedule`),
+      action('taintRemoved', 'a-1', 85, 'node.kubernetes.io/not-ready:NoSchedule'),
+    ]);
+  });
+
+  it('nothing without an earlier copy, and no mark for an Unknown the kubelet never set this way', () => {
+    const after = node('Unknown', 'NodeStatusUnknown', []);
+    expect(nodeControllerActions(undefined, after, at(85))).toEqual([]);
+    expect(nodeControllerActions(after, after, at(90))).toEqual([]);
+    expect(
+      nodeControllerActions(node('True', 'KubeletReady', []), node('Unknown', 'Other', []), at(85)),
+    ).toEqual([]);
+  });
+
+  it('reads back what the functions recorded (source cluster)', () => {
+    expect(
+      actionsFromClusterDecisions([
+        { node: 'a-1', at: at(85), source: 'cluster', what: 'markUnknown', why: '' },
+        {
+          node: 'a-1',
+          at: at(85),
+          source: 'cluster',
+          what: 'taintAdded',
+          why: '',
+          inputs: { taint: `${u}:NoExecute` },
+        },
+        { node: 'a-1', at: at(85), source: 'monitor', what: 'markUnknown', why: '' },
+      ]),
+    ).toEqual([action('markUnknown', 'a-1', 85), action('taintAdded', 'a-1', 85, `${u}:NoExecute`)]);
   });
 });

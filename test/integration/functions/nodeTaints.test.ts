@@ -264,6 +264,40 @@ describe('ordering and delivery', () => {
 });
 
 describe('shadow mode (dryRun)', () => {
+  it("records what the cluster's own controller did between two copies (source cluster), not in active mode", async () => {
+    createNode(fx.api, 'node0', { conditions: [{ type: 'Ready', status: 'True' }] });
+    await runNodeTaints(deps({ dryRun: true }), nodeChanged(cluster, nodeOf(fx.api, 'node0'), 'ADDED'));
+    // The cluster's node controller marks it and taints it unreachable (it writes; the shadow never does).
+    updateNode(fx.api, 'node0', {
+      conditions: [{ type: 'Ready', status: 'Unknown', reason: 'NodeStatusUnknown' }],
+      taints: [
+        { key: TaintNodeUnreachable, effect: 'NoSchedule' },
+        { key: TaintNodeUnreachable, effect: 'NoExecute' },
+      ],
+    });
+    fx.clock.advance(5_000);
+    const seen = fx.clock.now();
+    const marked = nodeChanged(cluster, nodeOf(fx.api, 'node0'));
+    await runNodeTaints(deps({ dryRun: true }), marked);
+    // A redelivery records nothing twice (the stored copy is the same).
+    await runNodeTaints(deps({ dryRun: true }), marked);
+    const trail = await fx.stores.decisions.query(cluster, 'node0', { newestFirst: false });
+    const observed = trail.filter((d) => d.source === 'cluster');
+    // (The API server tainted the node not-ready:NoSchedule at creation; the swap took it off.)
+    expect(observed.map((d) => [d.what, d.inputs?.taint ?? '', d.at])).toEqual([
+      ['markUnknown', '', seen],
+      ['taintAdded', `${TaintNodeUnreachable}:NoExecute`, seen],
+      ['taintAdded', `${TaintNodeUnreachable}:NoSchedule`, seen],
+      ['taintRemoved', `${TaintNodeNotReady}:NoSchedule`, seen],
+    ]);
+
+    // Active: the changes may be this controller's own; nothing is recorded as the cluster's.
+    updateNode(fx.api, 'node0', { conditions: [{ type: 'Ready', status: 'True' }], taints: [] });
+    await runNodeTaints(deps(), nodeChanged(cluster, nodeOf(fx.api, 'node0')));
+    const after = await fx.stores.decisions.query(cluster, 'node0', { newestFirst: false });
+    expect(after.filter((d) => d.source === 'cluster')).toHaveLength(4);
+  });
+
   it('records every decision as dryRun and writes nothing to the cluster', async () => {
     createNode(fx.api, 'node0', {
       labels: { 'kubernetes.io/os': 'linux' },

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import {
   CreateTableCommand,
   DeleteTableCommand,
+  waitUntilTableNotExists,
   DynamoDBClient,
   ListTablesCommand,
 } from '@aws-sdk/client-dynamodb';
@@ -86,6 +87,11 @@ describe('startDynamoDb', () => {
     const first = await startDynamoDb({ port: 0, tables, path });
     const c = client(first.endpoint);
     await c.send(new DeleteTableCommand({ TableName: tables.zones }));
+    // dynalite deletes in the background: a create before it is gone is ResourceInUse (seen under load).
+    await waitUntilTableNotExists(
+      { client: c, maxWaitTime: 30, minDelay: 1, maxDelay: 1 },
+      { TableName: tables.zones },
+    );
     await c.send(
       new CreateTableCommand({
         TableName: tables.zones,

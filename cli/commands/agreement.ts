@@ -1,0 +1,221 @@
+// `nlc agreement`: how far this controller, run in shadow mode (dryRun) beside a cluster's own
+// NodeLifecycleController, agrees with it. Our side is each node's Decisions trail (the dry-run writes);
+// theirs is what node-taints recorded of the cluster's controller in shadow mode (source `cluster`:
+// Ready=Unknown marks, node-controller taints added and removed). shared/agreement.ts matches them.
+// Pod actions (NotReady, deletions) of the cluster's controller are not recorded yet: they are not
+// compared, and the report says so.
+import { Command } from 'commander';
+import { z } from 'zod';
+import {
+  actionsFromClusterDecisions,
+  actionsFromDecisions,
+  matchActions,
+  type AgreementKind,
+  type AgreementReport,
+  type AgreementRow,
+} from '../../shared/agreement.js';
+import { durationSchema, formatDuration } from '../../shared/duration.js';
+import type { StoredDecision } from '../../shared/ports/stores.js';
+import { parseOptions } from '../errors.js';
+import {
+  OUTPUT_FLAGS,
+  OUTPUT_HELP,
+  OutputFormatSchema,
+  isoTime,
+  renderTable,
+  stdoutPaint,
+  writeOutput,
+  type CliIo,
+  type Column,
+  type CommandContext,
+  type Paint,
+} from '../output.js';
+import {
+  addStoreOptions,
+  resolveTarget,
+  StoreOptionsSchema,
+  withEnvDefaults,
+  withStores,
+  type RawStoreOptions,
+} from '../stores.js';
+
+/** What the functions record of the cluster's own controller, and so what is compared. */
+export const ComparedKinds: readonly AgreementKind[] = ['markUnknown', 'taintAdded', 'taintRemoved'];
+
+/** Decisions read per node, newest first: a day of a flapping node's trail fits. */
+const TrailLimit = 1000;
+
+export const AgreementOptionsSchema = StoreOptionsSchema.safeExtend({
+  since: durationSchema('positive').default(24 * 3_600_000),
+  tolerance: durationSchema('positive').default(5_000),
+  output: OutputFormatSchema,
+});
+export type AgreementOptions = z.output<typeof AgreementOptionsSchema>;
+
+// ---------------------------------------------------------------------------------------------------
+// The report (`-o json|yaml`: a public interface)
+
+export interface AgreementRowView {
+  readonly kind: AgreementKind;
+  readonly node: string;
+  /** The taint (`key:effect`), or "". */
+  readonly detail: string;
+  readonly ours: string | null;
+  readonly theirs: string | null;
+  readonly lagMs: number | null;
+  readonly agreed: boolean;
+  readonly why: string | null;
+}
+
+export interface AgreementView {
+  readonly cluster: string;
+  readonly since: string;
+  readonly toleranceMs: number;
+  readonly compared: readonly AgreementKind[];
+  readonly decisions: number;
+  readonly agreed: number;
+  readonly disagreed: number;
+  readonly medianLagMs: number;
+  readonly maxLagMs: number;
+  readonly byKind: AgreementReport['byKind'];
+  readonly worst: readonly AgreementRowView[];
+  readonly rows: readonly AgreementRowView[];
+}
+
+const rowView = (r: AgreementRow): AgreementRowView => ({
+  kind: r.kind,
+  node: r.subject,
+  detail: r.detail,
+  ours: isoTime(r.ours),
+  theirs: isoTime(r.theirs),
+  lagMs: r.lagMs ?? null,
+  agreed: r.agreed,
+  why: r.why ?? null,
+});
+
+/**
+ * The report over the trails of every node: ours (dry-run writes) against the cluster's recorded
+ * actions, from `since` on.
+ *
+ * @example
+ * buildAgreement('prod', trails, { since: now - 3_600_000, toleranceMs: 5_000 }).agreed;
+ */
+export function buildAgreement(
+  cluster: string,
+  trails: readonly StoredDecision[],
+  { since, toleranceMs }: { readonly since: number; readonly toleranceMs: number },
+): AgreementView {
+  const recent = trails.filter((d) => d.at >= since);
+  const compared = new Set<string>(ComparedKinds);
+  const ours = actionsFromDecisions(recent).filter((a) => compared.has(a.kind));
+  const theirs = actionsFromClusterDecisions(recent).filter((a) => compared.has(a.kind));
+  const report = matchActions(ours, theirs, { toleranceMs });
+  return {
+    cluster,
+    since: new Date(since).toISOString(),
+    toleranceMs,
+    compared: ComparedKinds,
+    decisions: report.decisions,
+    agreed: report.agreed,
+    disagreed: report.disagreed,
+    medianLagMs: report.medianLagMs,
+    maxLagMs: report.maxLagMs,
+    byKind: report.byKind,
+    worst: report.worst.map(rowView),
+    rows: report.rows.map(rowView),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Output
+
+const COLUMNS: readonly Column<AgreementRowView>[] = [
+  { header: 'kind', value: (r) => r.kind },
+  { header: 'node', value: (r) => r.node },
+  { header: 'taint', value: (r) => (r.detail === '' ? '-' : r.detail) },
+  { header: 'ours', value: (r) => r.ours ?? '-' },
+  { header: 'theirs', value: (r) => r.theirs ?? '-' },
+  {
+    header: 'lag',
+    value: (r) => (r.lagMs === null ? '-' : `${r.lagMs < 0 ? '-' : ''}${formatDuration(Math.abs(r.lagMs))}`),
+  },
+  {
+    header: 'agreed',
+    value: (r) => (r.agreed ? 'yes' : 'no'),
+    colour: (r) => (r.agreed ? 'green' : 'red'),
+  },
+  { header: 'why', value: (r) => r.why ?? '' },
+];
+
+export function renderAgreement(view: AgreementView, wide: boolean, paint: Paint): string {
+  const share = view.decisions === 0 ? 100 : Math.round((100 * view.agreed) / view.decisions);
+  const kinds = ComparedKinds.map((k) => `${k} ${view.byKind[k].agreed}/${view.byKind[k].decisions}`).join(
+    ', ',
+  );
+  const head = [
+    `${paint('bold', `${view.cluster}:`)} ${view.agreed} of ${view.decisions} decisions agree (${share}%) since ${view.since}; ` +
+      `median lag ${formatDuration(view.medianLagMs)}, largest ${formatDuration(view.maxLagMs)} (within ${formatDuration(view.toleranceMs)} agrees)`,
+    `by kind: ${kinds}; pods NotReady and deletions are not compared (the cluster's are not recorded yet)`,
+  ].join('\n');
+  if (view.rows.length === 0) return `${head}\n`;
+  // The table: every row with -o wide, else the disagreements and the worst lags.
+  const shown = wide ? view.rows : view.rows.filter((r) => !r.agreed || view.worst.includes(r));
+  return `${head}\n\n${renderTable(COLUMNS, shown, { wide, paint })}`;
+}
+
+/**
+ * Reads every node's trail and prints the agreement. Returns the exit code.
+ *
+ * @example
+ * await runAgreement(parseOptions(AgreementOptionsSchema, { since: '1h' }), io); // 0
+ */
+export async function runAgreement(options: AgreementOptions, io: CliIo): Promise<number> {
+  const target = await resolveTarget(options, io.env);
+  const since = Date.now() - options.since;
+  const trails = await withStores(target, io.env, async (stores) => {
+    const loaded = await stores.controllerState.load(target.cluster);
+    const names = [...new Set([...loaded.nodes.keys(), ...loaded.state.nodeHealth.keys()])].sort();
+    const all: StoredDecision[] = [];
+    for (const name of names) {
+      const trail = await stores.decisions.query(target.cluster, name, {
+        limit: TrailLimit,
+        newestFirst: true,
+      });
+      all.push(...trail);
+    }
+    return all;
+  });
+  const view = buildAgreement(target.cluster, trails, { since, toleranceMs: options.tolerance });
+  await writeOutput(io, options.output, view, () =>
+    renderAgreement(view, options.output === 'wide', stdoutPaint(io)),
+  );
+  return 0;
+}
+
+export const AGREEMENT_HELP = `
+Run this controller in shadow mode (dryRun) beside the cluster's own NodeLifecycleController (a managed
+control plane keeps its own: docs/deploy.md). In shadow mode node-taints records what the cluster's
+controller does to each node (source "cluster": Ready=Unknown marks, not-ready/unreachable taints added
+and removed) beside this controller's dry-run decisions. This command matches the two per node, in time
+order: a pair within --tolerance (default 5s, one monitor period) agrees; LAG is ours minus theirs. The
+first line sums it up; the table lists the disagreements and the largest lags (-o wide: every row).
+Pod actions are not compared yet. -o json|yaml: cluster, since, toleranceMs, compared, decisions,
+agreed, disagreed, medianLagMs, maxLagMs, byKind, worst[], rows[] {kind, node, detail, ours, theirs,
+lagMs, agreed, why}.
+
+Examples:
+  nlc agreement --stage prod --region eu-west-1 --since 6h
+  nlc agreement -o json                      # next to a running npm start`;
+
+export function agreementCommand(ctx: CommandContext): Command {
+  return addStoreOptions(new Command('agreement'))
+    .description("how far the shadow's decisions agree with the cluster's own controller")
+    .option('--since <duration>', 'only decisions this recent (like 1h, 30m)', '24h')
+    .option('--tolerance <duration>', 'largest lag that agrees', '5s')
+    .option(OUTPUT_FLAGS, OUTPUT_HELP)
+    .addHelpText('after', AGREEMENT_HELP)
+    .action(async (opts: RawStoreOptions & { since?: string; tolerance?: string; output?: string }) => {
+      const options = parseOptions(AgreementOptionsSchema, withEnvDefaults(opts, ctx.io.env));
+      ctx.exitCode = await runAgreement(options, ctx.io);
+    });
+}

@@ -1,0 +1,123 @@
+// `nlc agreement` against dynalite: a shadow's dry-run decisions and the cluster's own controller's
+// actions (recorded by node-taints in shadow mode, source `cluster`) in the Decisions table, matched per
+// node. The story, a minute ago: a-1 marked Unknown by both at the same instant and tainted
+// unreachable:NoExecute by both (the shadow's drainer 2 s later: agreed, within 5 s); a-2 marked by the
+// cluster 10 s before the shadow (a longer grace here: disagreed, lag 10s); the shadow's swap also
+// "removes" not-ready:NoExecute, a taint the cluster never had (not a decision); a pod deletion of the
+// shadow is not compared (the cluster's pod actions are not recorded yet).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AgreementView } from '../../../cli/commands/agreement.js';
+import type { DecisionRecord } from '../../../shared/ports/stores.js';
+import { startDynamoDb, type DynamoFixture } from '../../helpers/dynamodb.js';
+import { newNode, ready } from '../../helpers/fakeCluster.js';
+import { runCli } from './helpers.js';
+
+const PREFIX = 'nlc-agreement';
+const CLUSTER = 'prod';
+const S = 1_000;
+const unreachable = 'node.kubernetes.io/unreachable:NoExecute';
+
+let db: DynamoFixture;
+let target: string[];
+let t0: number;
+
+const ours = (node: string, at: number, what: string, inputs: DecisionRecord['inputs']): DecisionRecord => ({
+  node,
+  at,
+  source: what === 'swapNodeTaints' || what === 'deletePodForTaintEviction' ? 'drainer' : 'monitor',
+  what,
+  why: 'dry run',
+  inputs,
+  result: 'dryRun',
+  dryRun: true,
+});
+const theirs = (node: string, at: number, what: string, taint?: string): DecisionRecord => ({
+  node,
+  at,
+  source: 'cluster',
+  what,
+  why: "observed: the cluster's own controller",
+  ...(taint !== undefined && { inputs: { taint } }),
+});
+
+beforeAll(async () => {
+  db = await startDynamoDb(PREFIX);
+  const stores = db.stores();
+  t0 = Date.now() - 60 * S;
+  for (const name of ['a-1', 'a-2']) {
+    await stores.nodes.putNode(
+      CLUSTER,
+      newNode(name, { created: t0 - 3_600 * S, conditions: [ready('True', t0 - 10 * S, t0 - 3_600 * S)] }),
+    );
+  }
+  await stores.decisions.append(CLUSTER, [
+    ours('a-1', t0, 'updateNodeStatus', { conditions: ['Ready=Unknown (NodeStatusUnknown)'] }),
+    {
+      ...ours('a-1', t0, 'updateNodeStatus', { conditions: ['Ready=Unknown (NodeStatusUnknown)'] }),
+      result: 'intended',
+      seq: 1,
+    },
+    ours('a-1', t0 + 2 * S, 'swapNodeTaints', {
+      add: [unreachable],
+      remove: ['node.kubernetes.io/not-ready:NoExecute'],
+    }),
+    ours('a-1', t0 + 2 * S, 'deletePodForTaintEviction', { pod: 'default/web-1' }),
+    theirs('a-1', t0, 'markUnknown'),
+    theirs('a-1', t0, 'taintAdded', unreachable),
+  ]);
+  await stores.decisions.append(CLUSTER, [
+    ours('a-2', t0 + 20 * S, 'updateNodeStatus', { conditions: ['Ready=Unknown (NodeStatusUnknown)'] }),
+    theirs('a-2', t0 + 10 * S, 'markUnknown'),
+  ]);
+  target = ['--endpoint', db.endpoint, '--tables-prefix', PREFIX, '--cluster', CLUSTER];
+});
+afterAll(async () => {
+  await db.stop();
+});
+
+describe('nlc agreement', () => {
+  it('-o json: every compared decision matched, with the totals and the lags', async () => {
+    const { code, stdout, stderr } = await runCli(['agreement', ...target, '--since', '1h', '-o', 'json']);
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+    const view = JSON.parse(stdout) as AgreementView;
+    expect(view).toMatchObject({
+      cluster: CLUSTER,
+      compared: ['markUnknown', 'taintAdded', 'taintRemoved'],
+      decisions: 3,
+      agreed: 2,
+      disagreed: 1,
+      medianLagMs: 2 * S,
+      maxLagMs: 10 * S,
+    });
+    expect(view.rows.map((r) => [r.kind, r.node, r.detail, r.lagMs, r.agreed])).toEqual([
+      ['markUnknown', 'a-1', '', 0, true],
+      ['taintAdded', 'a-1', unreachable, 2 * S, true],
+      ['markUnknown', 'a-2', '', 10 * S, false],
+    ]);
+    expect(view.rows[2]?.why).toBe("10s later than the cluster's controller");
+    expect(view.byKind.markUnknown).toEqual({ decisions: 2, agreed: 1, disagreed: 1 });
+  });
+
+  it('prints the summary, then the disagreements and the largest lags', async () => {
+    const { code, stdout } = await runCli(['agreement', ...target]);
+    expect(code).toBe(0);
+    const [first, second] = stdout.split('\n');
+    expect(first).toMatch(
+      /^prod: 2 of 3 decisions agree \(67%\) since .+; median lag 2s, largest 10s \(within 5s agrees\)$/,
+    );
+    expect(second).toBe(
+      "by kind: markUnknown 1/2, taintAdded 1/1, taintRemoved 0/0; pods NotReady and deletions are not compared (the cluster's are not recorded yet)",
+    );
+    expect(stdout).toMatch(
+      /markUnknown\s+a-2\s+-\s+\S+\s+\S+\s+10s\s+no\s+10s later than the cluster's controller/,
+    );
+  });
+
+  it('--since leaves out older decisions; a bad duration exits 2 naming the flag', async () => {
+    const recent = await runCli(['agreement', ...target, '--since', '45s', '-o', 'json']);
+    expect((JSON.parse(recent.stdout) as AgreementView).decisions).toBe(1);
+    const bad = await runCli(['agreement', ...target, '--since', 'soon']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--since: expected a duration/);
+  });
+});
