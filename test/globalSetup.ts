@@ -2,6 +2,9 @@
 // executable (cli/bin.mjs runs the build). Builds only when a source changed (a second or two). A
 // source that does not compile fails the typecheck and its own tests; it must not stop every other
 // test file, so a failed build is reported and the run goes on.
+// Also: the report tests' browser (@sparticuz/chromium) is unpacked once here, not by several test
+// files at once on a fresh machine.
+import sparticuz from '@sparticuz/chromium';
 import { buildCliIfStale } from '../scripts/build-cli.js';
 
 export default async function setup(): Promise<void> {
@@ -14,4 +17,5 @@ export default async function setup(): Promise<void> {
       `nlc: the build in dist/nlc/ failed; tests that run nlc use the old one:\n${message}\n`,
     );
   }
+  await sparticuz.executablePath();
 }

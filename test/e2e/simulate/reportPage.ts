@@ -1,15 +1,15 @@
-// Shared by the `nlc simulate --report` tests: the page as a browser draws it. Debian's Chromium, driven
-// by playwright-core (which never downloads a browser), opens the report from its file:// URL with every
-// other request aborted and listed, and the helpers read what is drawn in the SVG's own coordinates.
-import { existsSync } from 'node:fs';
+// Shared by the `nlc simulate --report` tests: the page as a browser draws it. Chromium from the npm
+// registry (@sparticuz/chromium: a headless build inside the package, unpacked on first use), driven by
+// playwright-core (which never downloads a browser), so `npm ci && npm test` needs nothing installed by
+// hand. It opens the report from its file:// URL with every other request aborted and listed, and the
+// helpers read what is drawn in the SVG's own coordinates.
 import { pathToFileURL } from 'node:url';
+import sparticuz from '@sparticuz/chromium';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import { expect } from 'vitest';
 import { naturalCompare } from '../../../cli/names.js';
 import { DrawEveryNodeUpTo } from '../../../local/simulate/report/model.js';
 import type { TimelineLine } from '../../../local/simulate/timeline.js';
-
-export const ChromiumPath = '/usr/bin/chromium';
 
 /**
  * What a self-contained page must not have: a stylesheet link, a `src`, an import, a `url(…)`, a
@@ -17,19 +17,15 @@ export const ChromiumPath = '/usr/bin/chromium';
  */
 export const FetchesSomething = /<link\b|\bsrc=|@import|url\(|https?:\/\/(?!www\.w3\.org\/2000\/svg)/;
 
-/** Starts Debian's Chromium headless; fails saying what to install when it is missing. */
+/** Starts the npm registry's Chromium headless, with nothing reaching out to the network. */
 export async function launchChromium(): Promise<Browser> {
-  if (!existsSync(ChromiumPath)) {
-    throw new Error(
-      `the report tests open the page in a real browser and found none at ${ChromiumPath}: install Debian's chromium (apt-get install chromium; .ci/run does)`,
-    );
-  }
   return chromium.launch({
-    executablePath: ChromiumPath,
+    executablePath: await sparticuz.executablePath(),
     args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
+      // Its Lambda flags, but one process per page: a test opens several pages in one browser, which
+      // --single-process does not survive.
+      ...sparticuz.args.filter((arg) => arg !== '--single-process'),
+      // Its own connections would be refused on a closed network, many at a time.
       '--disable-quic',
       '--no-first-run',
       '--disable-background-networking',
