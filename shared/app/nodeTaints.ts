@@ -17,7 +17,7 @@
 //   after attempting both steps, so Lambda retries the event; the writes are idempotent.
 // - A node whose own content is over the bounds of the controller's copy (shared/eventBounds.ts)
 //   is stored cut, and a `truncated` decision says what was cut, so `nlc explain` shows it.
-import { ClusterSource, nodeControllerActions } from '../agreement.js';
+import { ClusterSource, nodeControllerActions, type ControllerAction } from '../agreement.js';
 import type { ControllerConfig } from '../config.js';
 import { DecidingExecutor, describeResult } from './decisions.js';
 import { decidedWrite, decisionSeqBase } from './decidedWrite.js';
@@ -30,18 +30,17 @@ import type { NodeChanged } from '../events.js';
 import type { Clock } from '../ports/clock.js';
 import type { ClusterPort } from '../ports/cluster.js';
 import type { Observer } from '../ports/observer.js';
-import type { JsonValue, StateStores } from '../ports/stores.js';
+import type { JsonValue, StateStores, StoredDecision } from '../ports/stores.js';
 
 /** What the cluster's node controller did to a node between two copies: its Decisions (source `cluster`). */
 async function recordClusterActions(
   deps: NodeTaintsDeps,
   cluster: string,
-  previous: Node,
   next: Node,
+  actions: readonly ControllerAction[],
   opts: { readonly signal?: AbortSignal },
+  another = false,
 ): Promise<void> {
-  const actions = nodeControllerActions(previous, next, deps.clock.now());
-  if (actions.length === 0) return;
   await deps.stores.decisions.append(
     cluster,
     actions.map((action, i) => ({
@@ -49,7 +48,7 @@ async function recordClusterActions(
       at: action.at,
       source: ClusterSource,
       what: action.kind,
-      why: `observed: the cluster's own controller ${action.kind === 'markUnknown' ? 'marked the node Ready=Unknown (NodeStatusUnknown)' : `${action.kind === 'taintAdded' ? 'added' : 'removed'} ${action.detail}`} (resourceVersion ${next.resourceVersion ?? '?'})`,
+      why: `observed: ${another ? 'another controller (two controllers at once)' : "the cluster's own controller"} ${action.kind === 'markUnknown' ? 'marked the node Ready=Unknown (NodeStatusUnknown)' : `${action.kind === 'taintAdded' ? 'added' : 'removed'} ${action.detail}`} (resourceVersion ${next.resourceVersion ?? '?'})`,
       inputs: {
         ...(action.detail !== '' && { taint: action.detail }),
         resourceVersion: next.resourceVersion ?? null,
@@ -58,6 +57,66 @@ async function recordClusterActions(
     })),
     opts,
   );
+}
+
+/** How far back a write of this controller's own may explain a change (its `intended` row comes first). */
+const OwnWriteWindowMs = 5 * 60_000;
+
+/**
+ * Active mode: a node-controller change this controller's trail does not account for (no `intended` or
+ * `ok` write of it in the last five minutes) was made by another controller: warned, counted
+ * (`nlc_foreign_node_controller_writes_total`) and recorded (source `cluster`). The trail accounts for
+ * every write of ours before it happens: the DecidingExecutor records `intended` first.
+ */
+async function reportForeignWrites(
+  deps: NodeTaintsDeps,
+  cluster: string,
+  next: Node,
+  actions: readonly ControllerAction[],
+  opts: { readonly signal?: AbortSignal },
+): Promise<void> {
+  const now = deps.clock.now();
+  const trail = await deps.stores.decisions.query(
+    cluster,
+    next.name,
+    { limit: 100, newestFirst: true },
+    opts,
+  );
+  const own = trail.filter(
+    (d) =>
+      d.source !== ClusterSource &&
+      d.at >= now - OwnWriteWindowMs &&
+      (d.result === 'intended' || d.result === 'ok'),
+  );
+  const foreign = actions.filter((action) => !own.some((d) => explains(d, action)));
+  if (foreign.length === 0) return;
+  deps.observer.warn('two controllers at once: node-controller changes this controller did not make', {
+    cluster,
+    node: next.name,
+    changes: foreign.map((a) => (a.detail === '' ? a.kind : `${a.kind} ${a.detail}`)),
+    resourceVersion: next.resourceVersion ?? null,
+    hint: "a managed control plane keeps its own NodeLifecycleController: run in shadow (mode=shadow), or switch the cluster's off (docs/deploy.md)",
+  });
+  deps.observer.metric('nlc_foreign_node_controller_writes_total', 'Count', foreign.length);
+  await recordClusterActions(deps, cluster, next, foreign, opts, true);
+}
+
+/** Whether one of our decisions is the write that made `action`. */
+function explains(d: StoredDecision, action: ControllerAction): boolean {
+  const list = (value: JsonValue | undefined): string[] =>
+    Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+  switch (action.kind) {
+    case 'markUnknown':
+      return (
+        d.what === 'updateNodeStatus' && list(d.inputs?.conditions).some((c) => c.startsWith('Ready=Unknown'))
+      );
+    case 'taintAdded':
+      return d.what === 'swapNodeTaints' && list(d.inputs?.add).includes(action.detail);
+    case 'taintRemoved':
+      return d.what === 'swapNodeTaints' && list(d.inputs?.remove).includes(action.detail);
+    default:
+      return false;
+  }
 }
 
 /** The `source` of node-taints' decisions. */
@@ -131,15 +190,22 @@ export async function runNodeTaints(
   const callOpts = signal === undefined ? {} : { signal };
   const fields = { cluster: change.cluster, node: change.node.name, type: change.type };
 
-  // In shadow mode the writes are the cluster's own controller's: the copy stored before this change
-  // says what it did, recorded beside this controller's decisions (`nlc agreement`, `nlc explain`).
+  // The copy stored before this change says what the node controller's writes changed. In shadow mode
+  // they are the cluster's own controller's: recorded beside this controller's decisions (`nlc
+  // agreement`, `nlc explain`). Active, each should be this controller's own: one that is not means
+  // two controllers at once (a managed control plane's own NodeLifecycleController).
   const previous =
-    deps.config.dryRun && options.fromApi !== true && change.type !== 'DELETED'
+    options.fromApi !== true && change.type !== 'DELETED'
       ? await stores.nodes.getNode(change.cluster, change.node.name, callOpts)
       : undefined;
   const order = options.fromApi === true ? 'applied' : await recordNodeChange(stores.nodes, change, callOpts);
   if (order === 'applied' && previous !== undefined) {
-    await recordClusterActions(deps, change.cluster, previous, change.node, callOpts);
+    const actions = nodeControllerActions(previous, change.node, clock.now());
+    if (actions.length > 0) {
+      if (deps.config.dryRun)
+        await recordClusterActions(deps, change.cluster, change.node, actions, callOpts);
+      else await reportForeignWrites(deps, change.cluster, change.node, actions, callOpts);
+    }
   }
   if (order === 'stale') {
     observer.info('node-taints: stale Node Changed, nothing to do', {

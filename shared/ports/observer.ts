@@ -20,7 +20,8 @@ export type MetricName =
   | 'nlc_observation_gap_seconds'
   | 'nlc_stale_digests_total'
   | 'nlc_refused_digests_total'
-  | 'nlc_lease_confirmation_holds_total';
+  | 'nlc_lease_confirmation_holds_total'
+  | 'nlc_foreign_node_controller_writes_total';
 
 export type MetricUnit = 'Count' | 'Percent' | 'Seconds';
 

@@ -264,7 +264,7 @@ describe('ordering and delivery', () => {
 });
 
 describe('shadow mode (dryRun)', () => {
-  it("records what the cluster's own controller did between two copies (source cluster), not in active mode", async () => {
+  it("records what the cluster's own controller did between two copies (source cluster)", async () => {
     createNode(fx.api, 'node0', { conditions: [{ type: 'Ready', status: 'True' }] });
     await runNodeTaints(deps({ dryRun: true }), nodeChanged(cluster, nodeOf(fx.api, 'node0'), 'ADDED'));
     // The cluster's node controller marks it and taints it unreachable (it writes; the shadow never does).
@@ -290,12 +290,37 @@ describe('shadow mode (dryRun)', () => {
       ['taintAdded', `${TaintNodeUnreachable}:NoSchedule`, seen],
       ['taintRemoved', `${TaintNodeNotReady}:NoSchedule`, seen],
     ]);
+  });
 
-    // Active: the changes may be this controller's own; nothing is recorded as the cluster's.
-    updateNode(fx.api, 'node0', { conditions: [{ type: 'Ready', status: 'True' }], taints: [] });
-    await runNodeTaints(deps(), nodeChanged(cluster, nodeOf(fx.api, 'node0')));
-    const after = await fx.stores.decisions.query(cluster, 'node0', { newestFirst: false });
-    expect(after.filter((d) => d.source === 'cluster')).toHaveLength(4);
+  it('active: a node-controller change its own trail does not explain is two controllers at once: warned, counted, recorded', async () => {
+    createNode(fx.api, 'node1', { conditions: [{ type: 'Ready', status: 'True' }] });
+    // The API server tainted it not-ready:NoSchedule at creation; Ready=True: node-taints removes it.
+    await runNodeTaints(deps(), nodeChanged(cluster, nodeOf(fx.api, 'node1'), 'ADDED'));
+    expect(taints('node1')).toEqual([]);
+    // The echo of that write: explained by its own swap (recorded `intended` before it wrote).
+    await runNodeTaints(deps(), nodeChanged(cluster, nodeOf(fx.api, 'node1')));
+    expect(observer.count('nlc_foreign_node_controller_writes_total')).toBe(0);
+
+    // Another controller (a managed control plane's own) marks it and taints it.
+    updateNode(fx.api, 'node1', {
+      conditions: [{ type: 'Ready', status: 'Unknown', reason: 'NodeStatusUnknown' }],
+      taints: [{ key: TaintNodeUnreachable, effect: 'NoExecute' }],
+    });
+    await runNodeTaints(deps(), nodeChanged(cluster, nodeOf(fx.api, 'node1')));
+    expect(observer.count('nlc_foreign_node_controller_writes_total')).toBe(2);
+    expect(
+      observer.lines.filter((l) => l.level === 'warn').map((l) => [l.message, l.fields?.changes]),
+    ).toEqual([
+      [
+        'two controllers at once: node-controller changes this controller did not make',
+        ['markUnknown', `taintAdded ${TaintNodeUnreachable}:NoExecute`],
+      ],
+    ]);
+    const trail = await fx.stores.decisions.query(cluster, 'node1', { newestFirst: false });
+    expect(trail.filter((d) => d.source === 'cluster').map((d) => [d.what, d.why.split(' (')[0]])).toEqual([
+      ['markUnknown', 'observed: another controller'],
+      ['taintAdded', 'observed: another controller'],
+    ]);
   });
 
   it('records every decision as dryRun and writes nothing to the cluster', async () => {
