@@ -74,6 +74,54 @@ function strings(value: JsonValue | undefined): string[] {
 }
 
 /**
+ * The actions one write decision stands for, as the cluster shows them, whatever came of it: a Ready
+ * condition written Unknown, taints added and removed, pods marked NotReady, a pod deleted. Reads and
+ * queue bookkeeping stand for none.
+ *
+ * @example
+ * actionsOfWrite(decision); // [{ kind: 'taintAdded', subject: 'a-1', detail: '…unreachable:NoExecute', at }]
+ */
+export function actionsOfWrite(d: DecisionRecord): ControllerAction[] {
+  const inputs = d.inputs ?? {};
+  const at = d.at;
+  switch (d.what) {
+    case 'updateNodeStatus':
+      return strings(inputs.conditions).some((c) => c.startsWith('Ready=Unknown'))
+        ? [{ kind: 'markUnknown', subject: d.node, detail: '', at }]
+        : [];
+    case 'swapNodeTaints':
+      return [
+        ...strings(inputs.add).map((taint): ControllerAction => ({
+          kind: 'taintAdded',
+          subject: d.node,
+          detail: taint,
+          at,
+        })),
+        ...strings(inputs.remove).map((taint): ControllerAction => ({
+          kind: 'taintRemoved',
+          subject: d.node,
+          detail: taint,
+          at,
+        })),
+      ];
+    case 'markPodsNotReady':
+      return strings(inputs.pods).map((pod): ControllerAction => ({
+        kind: 'podNotReady',
+        subject: pod,
+        detail: '',
+        at,
+      }));
+    case 'deletePodForTaintEviction':
+    case 'deletePod':
+      return typeof inputs.pod === 'string'
+        ? [{ kind: 'podDeleted', subject: inputs.pod, detail: '', at }]
+        : [];
+    default:
+      return [];
+  }
+}
+
+/**
  * The actions a shadow run's Decisions stand for: each dry-run write (`result: 'dryRun'`), as the
  * cluster would have shown it. Intended-only rows, reads and queue bookkeeping are not actions.
  *
@@ -81,35 +129,7 @@ function strings(value: JsonValue | undefined): string[] {
  * actionsFromDecisions(decisions); // [{ kind: 'markUnknown', subject: 'a-1', detail: '', at }, …]
  */
 export function actionsFromDecisions(decisions: readonly DecisionRecord[]): ControllerAction[] {
-  const actions: ControllerAction[] = [];
-  for (const d of decisions) {
-    if (d.result !== 'dryRun') continue;
-    const inputs = d.inputs ?? {};
-    switch (d.what) {
-      case 'updateNodeStatus':
-        if (strings(inputs.conditions).some((c) => c.startsWith('Ready=Unknown')))
-          actions.push({ kind: 'markUnknown', subject: d.node, detail: '', at: d.at });
-        break;
-      case 'swapNodeTaints':
-        for (const taint of strings(inputs.add))
-          actions.push({ kind: 'taintAdded', subject: d.node, detail: taint, at: d.at });
-        for (const taint of strings(inputs.remove))
-          actions.push({ kind: 'taintRemoved', subject: d.node, detail: taint, at: d.at });
-        break;
-      case 'markPodsNotReady':
-        for (const pod of strings(inputs.pods))
-          actions.push({ kind: 'podNotReady', subject: pod, detail: '', at: d.at });
-        break;
-      case 'deletePodForTaintEviction':
-      case 'deletePod':
-        if (typeof inputs.pod === 'string')
-          actions.push({ kind: 'podDeleted', subject: inputs.pod, detail: '', at: d.at });
-        break;
-      default:
-        break;
-    }
-  }
-  return actions;
+  return decisions.flatMap((d) => (d.result === 'dryRun' ? actionsOfWrite(d) : []));
 }
 
 /** The `source` of the cluster's own controller's actions, as the functions record them in shadow mode. */

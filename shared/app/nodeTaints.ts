@@ -17,7 +17,7 @@
 //   after attempting both steps, so Lambda retries the event; the writes are idempotent.
 // - A node whose own content is over the bounds of the controller's copy (shared/eventBounds.ts)
 //   is stored cut, and a `truncated` decision says what was cut, so `nlc explain` shows it.
-import { ClusterSource, nodeControllerActions, type ControllerAction } from '../agreement.js';
+import { actionsOfWrite, ClusterSource, nodeControllerActions, type ControllerAction } from '../agreement.js';
 import type { ControllerConfig } from '../config.js';
 import { DecidingExecutor, describeResult } from './decisions.js';
 import { decidedWrite, decisionSeqBase } from './decidedWrite.js';
@@ -30,7 +30,7 @@ import type { NodeChanged } from '../events.js';
 import type { Clock } from '../ports/clock.js';
 import type { ClusterPort } from '../ports/cluster.js';
 import type { Observer } from '../ports/observer.js';
-import type { JsonValue, StateStores, StoredDecision } from '../ports/stores.js';
+import type { JsonValue, StateStores } from '../ports/stores.js';
 
 /** What the cluster's node controller did to a node between two copies: its Decisions (source `cluster`). */
 async function recordClusterActions(
@@ -88,7 +88,8 @@ async function reportForeignWrites(
       d.at >= now - OwnWriteWindowMs &&
       (d.result === 'intended' || d.result === 'ok'),
   );
-  const foreign = actions.filter((action) => !own.some((d) => explains(d, action)));
+  const ours = new Set(own.flatMap(actionsOfWrite).map((a) => `${a.kind} ${a.subject} ${a.detail}`));
+  const foreign = actions.filter((a) => !ours.has(`${a.kind} ${a.subject} ${a.detail}`));
   if (foreign.length === 0) return;
   deps.observer.warn('two controllers at once: node-controller changes this controller did not make', {
     cluster,
@@ -99,24 +100,6 @@ async function reportForeignWrites(
   });
   deps.observer.metric('nlc_foreign_node_controller_writes_total', 'Count', foreign.length);
   await recordClusterActions(deps, cluster, next, foreign, opts, true);
-}
-
-/** Whether one of our decisions is the write that made `action`. */
-function explains(d: StoredDecision, action: ControllerAction): boolean {
-  const list = (value: JsonValue | undefined): string[] =>
-    Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
-  switch (action.kind) {
-    case 'markUnknown':
-      return (
-        d.what === 'updateNodeStatus' && list(d.inputs?.conditions).some((c) => c.startsWith('Ready=Unknown'))
-      );
-    case 'taintAdded':
-      return d.what === 'swapNodeTaints' && list(d.inputs?.add).includes(action.detail);
-    case 'taintRemoved':
-      return d.what === 'swapNodeTaints' && list(d.inputs?.remove).includes(action.detail);
-    default:
-      return false;
-  }
 }
 
 /** The `source` of node-taints' decisions. */

@@ -19,7 +19,7 @@ import {
   waitForSync,
   type Sim,
   type TestRelay,
-} from '../../integration/relay/helpers.js';
+} from './helpers.js';
 
 vi.setConfig({ testTimeout: 30_000 });
 
