@@ -40,6 +40,12 @@ export const StartOptionsSchema = z.object({
   nodeStatusReportFrequency: durationSchema('positive').optional(),
   /** Setting overrides by config key, as the flags carry them: validated by shared/config.ts. */
   settings: z.partialRecord(z.string(), z.union([z.string(), z.boolean()])),
+  /** A second, active controller beside the simulator; this stack's then runs in shadow mode. */
+  managedController: z.boolean().optional(),
+  /** Its settings, `key=value` (config keys, as in a scenario's config): validated by the stack. */
+  managedSet: z
+    .array(z.string().regex(/^[A-Za-z]+=.*$/, 'expected key=value, e.g. nodeMonitorGracePeriod=40s'))
+    .optional(),
 });
 export type StartOptions = z.output<typeof StartOptionsSchema>;
 
@@ -61,6 +67,39 @@ export function portsOf(options: StartOptions): Partial<Record<PortName, number>
     if (typeof value === 'number') ports[name] = value;
   }
   return ports;
+}
+
+/**
+ * The managed controller's options from --managed-controller and --managed-set (which implies it), or
+ * undefined for none.
+ *
+ * @example managedControllerOf({ managedSet: ['nodeMonitorGracePeriod=40s'] })?.settings // { nodeMonitorGracePeriod: '40s' }
+ */
+export function managedControllerOf(
+  options: Pick<StartOptions, 'managedController' | 'managedSet'>,
+): { readonly settings: Readonly<Record<string, string>> } | undefined {
+  if (options.managedController !== true && options.managedSet === undefined) return undefined;
+  const settings: Record<string, string> = {};
+  for (const pair of options.managedSet ?? []) {
+    const at = pair.indexOf('=');
+    settings[pair.slice(0, at)] = pair.slice(at + 1);
+  }
+  return { settings };
+}
+
+/** A start's configuration error, its managed controller's settings named by the flag that set them. */
+function withManagedFlags(error: unknown): unknown {
+  if (!(error instanceof ConfigError)) return error;
+  const prefix = 'managedController.';
+  if (!error.issues.some((issue) => issue.path.startsWith(prefix))) return error;
+  return new ConfigError(
+    error.issues.map((issue) =>
+      issue.path.startsWith(prefix)
+        ? { path: `--managed-set ${issue.path.slice(prefix.length)}`, message: issue.message }
+        : issue,
+    ),
+    { cause: error },
+  );
 }
 
 /**
@@ -103,6 +142,11 @@ What runs (docs/local.md), all on 127.0.0.1, nothing beyond this machine:
 With --kubeconfig (or KUBECONFIG) the relay and the functions use that cluster instead, and write to
 it (taints, pod deletions) unless --dry-run.
 
+Beside a managed control plane's controller (shadow mode, docs/local.md): --managed-controller runs a
+second, active controller (stage "managed": its own functions, relay, bus and tables, upstream's
+defaults; --managed-set key=value changes one, repeatable) while this stack's runs with dryRun and
+records what it would do; "nlc agreement" then compares the two.
+
 Live view keys: up/down or j/k select a node, s stop/start its kubelet, z fail/restore its zone,
 r stop/start the relay, q or Ctrl-C quit. --no-ui logs JSON lines instead.
 
@@ -118,6 +162,8 @@ Examples:
   npm start -- --node-monitor-grace-period 20s --ephemeral
   npm start -- --node-monitor-grace-period 20s --node-status-report-frequency 20s
   npm start -- --no-ui --port-dynamodb 0
+  npm start -- --managed-controller
+  npm start -- --managed-controller --managed-set nodeMonitorGracePeriod=40s
   nlc start --kubeconfig ~/.kube/kind.yaml --dry-run`;
 
 function settingOption(key: ConfigKey): Option {
@@ -141,6 +187,15 @@ export function startCommand(ctx: CommandContext): Command {
       '.nlc-data',
     )
     .option('--ephemeral', 'keep the tables in memory (nothing survives a stop)')
+    .option(
+      '--managed-controller',
+      "a second, active controller as a managed control plane's own; this one runs in shadow mode",
+    )
+    .option(
+      '--managed-set <key=value>',
+      'a setting of the managed controller (repeatable; implies --managed-controller)',
+      (value: string, previous: string[] | undefined) => [...(previous ?? []), value],
+    )
     .option(
       '--node-status-report-frequency <duration>',
       `simulated kubelets post unchanged node status this often (default ${formatDuration(nodeStatusReportFrequency)}, as upstream's kubelet)`,
@@ -176,6 +231,7 @@ export function startCommand(ctx: CommandContext): Command {
         },
       ]);
     }
+    const managedController = managedControllerOf(options);
     const { runLocalStack } = await import('../../local/stack/main.js');
     const stop = new AbortController();
     const onSignal = (): void => {
@@ -198,11 +254,14 @@ export function startCommand(ctx: CommandContext): Command {
             env: ctx.io.env,
             ...(kubeconfig !== undefined && { kubeconfig }),
             ...(options.context !== undefined && { context: options.context }),
+            ...(managedController !== undefined && { managedController }),
           },
         },
         { stdout: process.stdout, stderr: ctx.io.stderr, stdin: process.stdin, env: ctx.io.env },
         stop.signal,
       );
+    } catch (error) {
+      throw withManagedFlags(error);
     } finally {
       for (const signal of signals) process.off(signal, onSignal);
     }

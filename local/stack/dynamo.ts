@@ -41,7 +41,8 @@ export interface LocalDynamoDb {
 
 export interface StartDynamoDbOptions {
   readonly port: number;
-  readonly tables: TableNames;
+  /** The tables of each stage the stack runs (one; two beside a managed controller). */
+  readonly tables: readonly TableNames[];
   /** LevelDB directory; in memory when absent. */
   readonly path?: string;
 }
@@ -97,7 +98,7 @@ async function ensureTable(client: DynamoDBClient, definition: TableDefinition):
  * Starts dynalite on 127.0.0.1 and makes sure the tables exist.
  *
  * @example
- * const db = await startDynamoDb({ port: 0, tables: tableNamesWithPrefix('nlc-dev') });
+ * const db = await startDynamoDb({ port: 0, tables: [tableNamesWithPrefix('nlc-dev')] });
  * // … NLC_DYNAMODB_ENDPOINT=db.endpoint …
  * await db.close();
  */
@@ -135,8 +136,10 @@ export async function startDynamoDb(options: StartDynamoDbOptions): Promise<Loca
   });
   const created: string[] = [];
   try {
-    for (const definition of Object.values(tableDefinitions(options.tables))) {
-      if (await ensureTable(client, definition)) created.push(definition.create.TableName);
+    for (const names of options.tables) {
+      for (const definition of Object.values(tableDefinitions(names))) {
+        if (await ensureTable(client, definition)) created.push(definition.create.TableName);
+      }
     }
   } catch (error) {
     client.destroy();

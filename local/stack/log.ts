@@ -107,3 +107,15 @@ export function logChildLine(logger: StackLogger, line: string, stream: 'stdout'
       : 'INFO';
   logger.log(level, 'offline', text);
 }
+
+/**
+ * Every record under `prefix` + its component (`managed:relay`): the local stack's second controller
+ * (--managed-controller) logs through the same file without its lines passing for the shadow's.
+ */
+export function prefixedLogger(logger: StackLogger, prefix: string): StackLogger {
+  return {
+    log(level, component, message, fields) {
+      logger.log(level, `${prefix}${component}`, message, fields);
+    },
+  };
+}

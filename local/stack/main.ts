@@ -51,6 +51,8 @@ function progressLogger(stderr: StackIo['stderr'], dataDir: string): StackLogger
             return `  Kubernetes API simulator    ${String(fields.url)}, ${String(fields.nodes)} nodes`;
           case 'functions ready (serverless-offline)':
             return `  functions (serverless-offline) ready after ${formatDuration(Math.round(Number(fields.startupMs) / 100) * 100)}`;
+          case 'managed controller ready':
+            return `  managed controller (stage ${String(fields.stage)}, active, grace period ${String(fields.nodeMonitorGracePeriod)}): this stack's controller runs in shadow mode beside it`;
           case 'local stack ready':
             return `  relay started; all up after ${formatDuration(Math.round(Number(fields.startupMs) / 100) * 100)}`;
           default:
@@ -79,6 +81,13 @@ function summary(stack: LocalStack): string {
     // From this directory the CLI finds the stack by itself (its data directory's stack.json).
     `  npx nlc status${here(stack.dataDir)}`,
     `  npx nlc explain NODE${here(stack.dataDir)}`,
+    ...(stack.managed === undefined
+      ? []
+      : [
+          // The shadow's dry-run decisions against what the managed controller did (docs/local.md).
+          `  npx nlc agreement${here(stack.dataDir)}`,
+          `  npx nlc status${here(stack.dataDir)} --stage ${stack.managed.stage}   (the managed controller's state)`,
+        ]),
     `  relay metrics: ${stack.endpoints.relay}/metrics   log: ${rel(stack.dataDir)}/logs/stack.log`,
     '',
   ].join('\n');
@@ -221,7 +230,7 @@ export async function runLocalStack(
   // The functions' process exiting on its own ends the stack too: without it nothing is controlled.
   const outcome = { functionsDied: false };
   const watchFunctions = setInterval(() => {
-    if (!stack.functions.running()) {
+    if (!stack.functions.running() || stack.managed?.functions.running() === false) {
       outcome.functionsDied = true;
       logger.log('ERROR', 'stack', 'the functions stopped; stopping the local stack');
       quit.abort();

@@ -20,6 +20,8 @@ const oslsBin = createRequire(import.meta.url).resolve('osls/bin/serverless.js')
 export interface StartOfflineOptions {
   /** Where serverless.yml is (the repository root). */
   readonly serviceDir: string;
+  /** serverless.yml's stage (`--stage`): the tables' and the bus's names follow it. osls's `dev` when absent. */
+  readonly stage?: string;
   readonly eventBridgePort: number;
   readonly eventBridgePubSubPort: number;
   readonly lambdaPort: number;
@@ -117,6 +119,7 @@ export async function startOffline(options: StartOfflineOptions): Promise<Offlin
     '--lambdaPort',
     String(options.lambdaPort),
     '--noSponsor',
+    ...(options.stage !== undefined ? ['--stage', options.stage] : []),
     ...Object.entries(options.params).map(([key, value]) => `--param=${key}=${value}`),
   ];
   const child: ChildProcess = spawn(process.execPath, args, {

@@ -87,7 +87,7 @@ export class PortsInUseError extends NlcError {
 /**
  * Checks every fixed port is free, and picks a free port for each 0 among `pick` (the ports a child
  * process needs as numbers). Throws PortInUseError for a taken port, naming it, or PortsInUseError
- * naming every one when several are. Another process can still take a port between this check and the
+ * naming every one when several are. A picked port is never one of `avoid`. Another process can still take a port between this check and the
  * bind; the bind then fails with the same message.
  *
  * @example
@@ -97,9 +97,11 @@ export async function reservePorts(
   ports: StackPorts,
   pick: readonly PortName[],
   skip: readonly PortName[] = [],
+  avoid: readonly number[] = [],
 ): Promise<StackPorts> {
   const chosen: Record<PortName, number> = { ...ports };
-  const taken = new Set<number>();
+  // `avoid`: ports already chosen for another part (checked and closed, so the OS may offer them again).
+  const taken = new Set<number>(avoid);
   const inUse: PortInUseError[] = [];
   for (const name of PortNames) {
     if (skip.includes(name)) continue;

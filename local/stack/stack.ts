@@ -23,6 +23,7 @@ import type { TableNames } from '../../shared/adapters/dynamodb/tables.js';
 import {
   CONFIG_KEYS,
   formatConfigValue,
+  loadConfigWithSources,
   VERSIONED_KEYS,
   type ConfigKey,
   type ConfigWithSources,
@@ -30,6 +31,7 @@ import {
 } from '../../shared/config.js';
 import { formatDuration } from '../../shared/duration.js';
 import type { Millis } from '../../shared/domain/types.js';
+import { ConfigError } from '../../shared/errors.js';
 import {
   nodeLeaseDurationSeconds,
   nodeStatusReportFrequency,
@@ -40,10 +42,17 @@ import { demoCluster } from './demoCluster.js';
 import { startDynamoDb } from './dynamo.js';
 import { claimDataDir, Teardown } from './lifecycle.js';
 import { startLocalRelay, type RelayControls } from './localRelay.js';
-import { fileLogger, logChildLine, silentStackLogger, teeLogger, type StackLogger } from './log.js';
-import { startOffline } from './offline.js';
+import {
+  fileLogger,
+  logChildLine,
+  prefixedLogger,
+  silentStackLogger,
+  teeLogger,
+  type StackLogger,
+} from './log.js';
+import { startOffline, type OfflineProcess } from './offline.js';
 import { removeStackRecord, writeStackRecord } from './stackRecord.js';
-import { DefaultPorts, LocalHost, reservePorts, type StackPorts } from './ports.js';
+import { DefaultPorts, LocalHost, PortNames, reservePorts, type StackPorts } from './ports.js';
 import {
   kubeletTimingsFor,
   startSimulator,
@@ -62,6 +71,21 @@ export const DefaultDataDir = '.nlc-data';
 export const LocalStage = 'dev';
 /** The region the local SDK clients sign for: any will do, the local servers check no signature. */
 export const LocalRegion = 'us-east-1';
+/** The stage of the second, active controller (--managed-controller): tables nlc-managed-*, bus nlc-managed. */
+export const ManagedStage = 'managed';
+
+/**
+ * A second controller beside the stack's own, standing in for a managed control plane's built-in one
+ * (EKS's, which cannot be switched off): it writes to the cluster, and the stack's controller runs in
+ * shadow mode (dryRun) and records what it would do and what the other one did, for `nlc agreement`.
+ */
+export interface ManagedControllerOptions {
+  /**
+   * Its settings by key, over upstream's defaults (as a managed control plane's, which no one tunes).
+   * The cluster name and the emulated minor are the stack's unless given here.
+   */
+  readonly settings?: Readonly<Partial<Record<ConfigKey, unknown>>>;
+}
 
 export interface LocalStackOptions {
   /** Logs, kubeconfigs, the functions' bundles and (unless ephemeral) the tables. `.nlc-data` by default. */
@@ -92,6 +116,19 @@ export interface LocalStackOptions {
   readonly functionsReadyTimeoutMs?: number;
   /** Aborting during the start stops what had started and rejects with the signal's reason. */
   readonly signal?: AbortSignal;
+  /** A second, active controller (simulator only); the stack's own then runs in shadow mode. */
+  readonly managedController?: ManagedControllerOptions;
+}
+
+/** The second controller's parts (--managed-controller): its own functions, relay, bus and tables. */
+export interface ManagedController {
+  readonly config: ControllerConfig;
+  readonly stage: string;
+  readonly tables: TableNames;
+  readonly busName: string;
+  readonly endpoints: { readonly eventBridge: string; readonly lambda: string; readonly relay: string };
+  readonly relay: RelayControls;
+  readonly functions: { readonly pid: number; running(): boolean };
 }
 
 export interface LocalStack {
@@ -115,6 +152,8 @@ export interface LocalStack {
   readonly simulator: SimulatorControls | undefined;
   readonly relay: RelayControls;
   readonly functions: { readonly pid: number; running(): boolean };
+  /** The second, active controller; undefined unless started with `managedController`. */
+  readonly managed: ManagedController | undefined;
   /** Read-only use: the live view reads the controller's state through them. */
   readonly stores: DynamoDbStores;
   /** How long the start took, in all and waiting for the functions (bundling included). */
@@ -158,6 +197,72 @@ function settingParams(
 }
 
 /**
+ * The stack's settings beside a managed controller: its own, in shadow mode. A dryRun of false that
+ * someone gave (flag or NLC_DRY_RUN) is refused rather than overridden: two controllers would write.
+ */
+function shadowSettings(
+  loaded: ConfigWithSources,
+  env: Readonly<Record<string, string | undefined>>,
+  settings: Readonly<Partial<Record<ConfigKey, unknown>>>,
+): ConfigWithSources {
+  const { value, source } = loaded.settings.dryRun;
+  if (!value && source !== 'default') {
+    throw new ConfigError([
+      {
+        path: source === 'env' ? CONFIG_KEYS.dryRun.envVar : '--dry-run',
+        message:
+          "is false, but beside a managed controller this stack's controller is the shadow and never writes: drop it",
+      },
+    ]);
+  }
+  return loadSettings(env, { ...settings, dryRun: true });
+}
+
+/**
+ * The managed controller's settings: upstream's defaults at the stack's emulated minor, for the stack's
+ * cluster, with `given` over them; always active. Errors name `managedController.<key>`.
+ *
+ * @example
+ * managedControllerSettings(config, { nodeMonitorGracePeriod: '40s' }).config.dryRun; // false
+ */
+export function managedControllerSettings(
+  shadow: ControllerConfig,
+  given: Readonly<Partial<Record<ConfigKey, unknown>>> = {},
+): ConfigWithSources {
+  const dryRun = given.dryRun;
+  const saysFalse =
+    dryRun === false || (typeof dryRun === 'string' && dryRun.trim().toLowerCase() === 'false');
+  if (dryRun !== undefined && !saysFalse) {
+    throw new ConfigError([
+      {
+        path: 'managedController.dryRun',
+        message: "expected false or nothing: the managed controller is the cluster's own, and writes",
+      },
+    ]);
+  }
+  return loadConfigWithSources(
+    {},
+    {
+      cluster: shadow.cluster,
+      emulationVersion: formatConfigValue('emulationVersion', shadow.emulationVersion),
+      ...given,
+      dryRun: false,
+    },
+    { overridesPath: 'managedController' },
+  );
+}
+
+/** Every port 0: the managed controller's are picked free (nothing needs to know them in advance). */
+const AnyPorts: StackPorts = {
+  apiServer: 0,
+  dynamodb: 0,
+  eventBridge: 0,
+  eventBridgePubSub: 0,
+  lambda: 0,
+  relay: 0,
+};
+
+/**
  * Starts the local stack and resolves once every part is up (the relay started; its first list and the
  * functions' first invocations follow). Throws PortInUseError, ConfigError or LocalStackStartError, with
  * whatever had started stopped again.
@@ -169,8 +274,23 @@ function settingParams(
  */
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
   const started = performance.now();
-  const loaded = loadSettings(options.env ?? {}, options.settings ?? {});
+  const env = options.env ?? {};
+  const simulate = options.kubeconfig === undefined;
+  const managedOptions = options.managedController;
+  if (managedOptions !== undefined && !simulate) {
+    throw new ConfigError([
+      {
+        path: '--managed-controller',
+        message:
+          'runs beside the simulator only: a real cluster has its own controller already (run this one beside it with --dry-run)',
+      },
+    ]);
+  }
+  const given = loadSettings(env, options.settings ?? {});
+  const loaded = managedOptions === undefined ? given : shadowSettings(given, env, options.settings ?? {});
   const { config } = loaded;
+  const managedLoaded =
+    managedOptions === undefined ? undefined : managedControllerSettings(config, managedOptions.settings);
   const dataDir = resolve(options.dataDir ?? DefaultDataDir);
   await mkdir(join(dataDir, 'logs'), { recursive: true });
   const release = await claimDataDir(dataDir);
@@ -179,7 +299,6 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const teardown = new Teardown();
   teardown.add('dataDirLock', release);
   teardown.add('logFile', () => file.close());
-  const simulate = options.kubeconfig === undefined;
 
   try {
     const ports = await reservePorts(
@@ -188,8 +307,22 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       ['dynamodb', 'eventBridge', 'eventBridgePubSub', 'lambda'],
       simulate ? [] : ['apiServer'],
     );
+    const managedPorts =
+      managedLoaded === undefined
+        ? undefined
+        : await reservePorts(
+            AnyPorts,
+            ['eventBridge', 'eventBridgePubSub', 'lambda'],
+            [],
+            PortNames.map((name) => ports[name]),
+          );
     const stage = LocalStage;
-    const [tables, busName] = await Promise.all([stageTableNames(stage), busNameFor(stage)]);
+    const [tables, busName, managedTables, managedBusName] = await Promise.all([
+      stageTableNames(stage),
+      busNameFor(stage),
+      stageTableNames(ManagedStage),
+      busNameFor(ManagedStage),
+    ]);
     const kubeconfigs = simulate
       ? {
           admin: join(dataDir, 'kubeconfig'),
@@ -211,31 +344,63 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     // The functions take longest (bundling): start them first, the rest meanwhile. They read the
     // kubeconfig and the tables only when first invoked, which is after the relay starts.
     const functionsStarted = performance.now();
-    const offlineStarting = startOffline({
-      serviceDir: ServiceDir,
-      eventBridgePort: ports.eventBridge,
-      eventBridgePubSubPort: ports.eventBridgePubSub,
-      lambdaPort: ports.lambda,
-      dynamodbEndpoint: `http://${LocalHost}:${ports.dynamodb}`,
-      kubeconfig: kubeconfigs.controller,
+    const startFunctions = (part: {
+      readonly name: 'functions' | 'managedFunctions';
+      readonly stage: string;
+      readonly ports: StackPorts;
+      readonly params: Record<string, string>;
+      readonly workFolder: string;
+      readonly logger: StackLogger;
+    }): Promise<OfflineProcess> => {
+      const starting = startOffline({
+        serviceDir: ServiceDir,
+        stage: part.stage,
+        eventBridgePort: part.ports.eventBridge,
+        eventBridgePubSubPort: part.ports.eventBridgePubSub,
+        lambdaPort: part.ports.lambda,
+        dynamodbEndpoint: `http://${LocalHost}:${ports.dynamodb}`,
+        kubeconfig: kubeconfigs.controller,
+        params: part.params,
+        workFolder: isAbsolute(part.workFolder) ? part.workFolder : part.workFolder.split('\\').join('/'),
+        onLine: (line, stream) => {
+          logChildLine(part.logger, line, stream);
+        },
+        onExit: (code, signal) => {
+          part.logger.log('ERROR', 'stack', 'the functions (serverless-offline) exited', { code, signal });
+        },
+        ...(options.functionsReadyTimeoutMs !== undefined && {
+          readyTimeoutMs: options.functionsReadyTimeoutMs,
+        }),
+        ...(options.signal !== undefined && { signal: options.signal }),
+      });
+      // Settled below; until then a failure elsewhere must not leave it unhandled.
+      starting.catch(() => undefined);
+      teardown.add(part.name, async () => {
+        await (await starting.catch(() => undefined))?.stop();
+      });
+      return starting;
+    };
+    const offlineStarting = startFunctions({
+      name: 'functions',
+      stage,
+      ports,
       params: settingParams(loaded, options.context),
-      workFolder: isAbsolute(workFolder) ? workFolder : workFolder.split('\\').join('/'),
-      onLine: (line, stream) => {
-        logChildLine(logger, line, stream);
-      },
-      onExit: (code, signal) => {
-        logger.log('ERROR', 'stack', 'the functions (serverless-offline) exited', { code, signal });
-      },
-      ...(options.functionsReadyTimeoutMs !== undefined && {
-        readyTimeoutMs: options.functionsReadyTimeoutMs,
-      }),
-      ...(options.signal !== undefined && { signal: options.signal }),
+      workFolder,
+      logger,
     });
-    // Settled below; until then a failure elsewhere must not leave it unhandled.
-    offlineStarting.catch(() => undefined);
-    teardown.add('functions', async () => {
-      await (await offlineStarting.catch(() => undefined))?.stop();
-    });
+    const managedLogger = prefixedLogger(logger, 'managed:');
+    const managedStarting =
+      managedLoaded === undefined || managedPorts === undefined
+        ? undefined
+        : startFunctions({
+            name: 'managedFunctions',
+            stage: ManagedStage,
+            ports: managedPorts,
+            params: settingParams(managedLoaded, options.context),
+            // Its own bundles: two serverless-esbuild runs must not write one folder.
+            workFolder: relative(ServiceDir, join(dataDir, 'esbuild-managed')),
+            logger: managedLogger,
+          });
 
     const tablesPath = options.ephemeral === true ? undefined : join(dataDir, 'dynamodb');
     // The simulated cluster is new at every start (new uids, resourceVersions from 1): state the
@@ -245,7 +410,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     if (simulate && tablesPath !== undefined) await rm(tablesPath, { recursive: true, force: true });
     const dynamo = await startDynamoDb({
       port: ports.dynamodb,
-      tables,
+      tables: managedLoaded === undefined ? [tables] : [tables, managedTables],
       ...(tablesPath !== undefined && { path: tablesPath }),
     });
     teardown.add('dynamodb', () => dynamo.close());
@@ -258,7 +423,19 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
 
     let simulator: Simulator | undefined;
     if (simulate) {
-      const timings = kubeletTimingsFor(config, options.kubelet);
+      // Healthy kubelets must look healthy to both controllers: timings from the shorter grace period.
+      const timings = kubeletTimingsFor(
+        managedLoaded === undefined
+          ? config
+          : {
+              ...config,
+              nodeMonitorGracePeriod: Math.min(
+                config.nodeMonitorGracePeriod,
+                managedLoaded.config.nodeMonitorGracePeriod,
+              ),
+            },
+        options.kubelet,
+      );
       const sim = await startSimulator({
         port: ports.apiServer,
         kubeconfigs,
@@ -297,6 +474,14 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       startupMs: Math.round(functionsMs),
     });
 
+    const managedOffline = await managedStarting;
+    if (managedOffline !== undefined) {
+      logger.log('INFO', 'stack', 'managed controller functions ready (serverless-offline)', {
+        pid: managedOffline.pid,
+        stage: ManagedStage,
+      });
+    }
+
     options.signal?.throwIfAborted();
     const relay = await startLocalRelay({
       config,
@@ -308,6 +493,40 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       logger,
     });
     teardown.add('relay', () => relay.close());
+
+    // The managed controller watches the cluster through a relay of its own, as a control plane's
+    // controller has its own informers: one relay's outage (`r`) leaves the other controller's view.
+    let managed: ManagedController | undefined;
+    if (managedLoaded !== undefined && managedPorts !== undefined && managedOffline !== undefined) {
+      const managedRelay = await startLocalRelay({
+        config: managedLoaded.config,
+        busName: managedBusName,
+        eventBridgeEndpoint: `http://${LocalHost}:${managedPorts.eventBridge}`,
+        kubeconfig: kubeconfigs.relay,
+        port: 0,
+        logger: managedLogger,
+      });
+      teardown.add('managedRelay', () => managedRelay.close());
+      managed = {
+        config: managedLoaded.config,
+        stage: ManagedStage,
+        tables: managedTables,
+        busName: managedBusName,
+        endpoints: {
+          eventBridge: `http://${LocalHost}:${managedPorts.eventBridge}`,
+          lambda: `http://${LocalHost}:${managedPorts.lambda}`,
+          relay: managedRelay.url(),
+        },
+        relay: managedRelay.controls,
+        functions: { pid: managedOffline.pid, running: () => managedOffline.running() },
+      };
+      logger.log('INFO', 'stack', 'managed controller ready', {
+        stage: ManagedStage,
+        dryRun: false,
+        nodeMonitorGracePeriod: formatDuration(managedLoaded.config.nodeMonitorGracePeriod),
+        emulationVersion: managedLoaded.config.emulationVersion,
+      });
+    }
 
     const stores = createDynamoDbStores({
       tables,
@@ -321,10 +540,13 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
 
     // Should this process end without stop() (an uncaught error), take the functions' group with it.
     const killOnExit = (): void => {
-      try {
-        process.kill(-offline.pid, 'SIGKILL');
-      } catch {
-        // Already gone.
+      for (const pid of [offline.pid, managedOffline?.pid]) {
+        if (pid === undefined) continue;
+        try {
+          process.kill(-pid, 'SIGKILL');
+        } catch {
+          // Already gone.
+        }
       }
     };
     process.once('exit', killOnExit);
@@ -352,6 +574,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       tables,
       endpoints,
       kubeconfig: kubeconfigs.admin,
+      ...(managed !== undefined && {
+        managed: { stage: managed.stage, tables: managed.tables, endpoints: managed.endpoints },
+      }),
     });
 
     const totalMs = performance.now() - started;
@@ -399,6 +624,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       simulator: simulator?.controls,
       relay: relay.controls,
       functions: { pid: offline.pid, running: () => offline.running() },
+      managed,
       stores,
       startup: { totalMs, functionsMs },
       kubeConfig,

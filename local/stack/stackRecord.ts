@@ -36,6 +36,20 @@ export const StackRecordSchema = z.object({
   }),
   /** The admin kubeconfig (the simulator's) or the one given. */
   kubeconfig: z.string().min(1),
+  /** The second, active controller (--managed-controller); the stack's own then runs in shadow mode. */
+  managed: z
+    .object({
+      stage: z.string().min(1),
+      tables: z.object({
+        nodes: z.string().min(1),
+        zones: z.string().min(1),
+        evictionQueue: z.string().min(1),
+        podEvictions: z.string().min(1),
+        decisions: z.string().min(1),
+      }),
+      endpoints: z.object({ eventBridge: Url, lambda: Url, relay: Url }),
+    })
+    .optional(),
 });
 export type StackRecord = z.output<typeof StackRecordSchema>;
 

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   chooseKubeconfig,
+  managedControllerOf,
   PortOptionKeys,
   portsOf,
   StartOptionsSchema,
@@ -38,6 +39,8 @@ describe('nlc start', () => {
       '--ephemeral',
       '--node-monitor-grace-period',
       '--dry-run',
+      '--managed-controller',
+      '--managed-set',
     ]) {
       expect(stdout).toContain(flag);
     }
@@ -84,6 +87,58 @@ describe('nlc start', () => {
     const missing = await runCli(['start', '--no-ui', '--data-dir', dir, '--kubeconfig', join(dir, 'nope')]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('- --kubeconfig: no such file');
+  });
+});
+
+describe('nlc start --managed-controller', () => {
+  it('refuses what would make two controllers write, or make no sense, naming the flag (exit 2)', async () => {
+    const base = ['start', '--no-ui', '--data-dir', dir, '--managed-controller'];
+    const real = await runCli([...base, '--kubeconfig', kubeconfig]);
+    expect(real.code).toBe(2);
+    expect(real.stderr).toContain(
+      '- --managed-controller: runs beside the simulator only: a real cluster has its own controller already',
+    );
+    const active = await runCli([...base, '--dry-run', 'false']);
+    expect(active.code).toBe(2);
+    expect(active.stderr).toContain(
+      "- --dry-run: is false, but beside a managed controller this stack's controller is the shadow and never writes",
+    );
+    const fromEnv = await runCli(base, { env: { NLC_DRY_RUN: 'false' } });
+    expect(fromEnv.code).toBe(2);
+    expect(fromEnv.stderr).toContain('- NLC_DRY_RUN: is false, but beside a managed controller');
+    const shadowManaged = await runCli([...base, '--managed-set', 'dryRun=true']);
+    expect(shadowManaged.code).toBe(2);
+    expect(shadowManaged.stderr).toContain(
+      "- --managed-set dryRun: expected false or nothing: the managed controller is the cluster's own, and writes",
+    );
+  });
+
+  it('names a bad --managed-set by its key, and a malformed one by the flag (exit 2)', async () => {
+    const bad = await runCli([
+      'start',
+      '--no-ui',
+      '--data-dir',
+      dir,
+      '--managed-set',
+      'nodeMonitorGracePeriod=fourty',
+      '--managed-set',
+      'nodeMonitorGracePeriode=40s',
+    ]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('- --managed-set nodeMonitorGracePeriod: expected a duration');
+    expect(bad.stderr).toMatch(/- --managed-set nodeMonitorGracePeriode: unknown .*nodeMonitorGracePeriod/);
+    const malformed = await runCli(['start', '--no-ui', '--data-dir', dir, '--managed-set', '40s']);
+    expect(malformed.code).toBe(2);
+    expect(malformed.stderr).toContain('--managed-set');
+    expect(malformed.stderr).toContain('expected key=value');
+  });
+
+  it('--managed-set implies --managed-controller and collects its settings', () => {
+    expect(managedControllerOf({})).toBeUndefined();
+    expect(managedControllerOf({ managedController: true })).toEqual({ settings: {} });
+    expect(
+      managedControllerOf({ managedSet: ['nodeMonitorGracePeriod=40s', 'emulationVersion=1.33'] }),
+    ).toEqual({ settings: { nodeMonitorGracePeriod: '40s', emulationVersion: '1.33' } });
   });
 });
 

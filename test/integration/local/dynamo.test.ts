@@ -38,7 +38,7 @@ afterAll(async () => {
 
 describe('startDynamoDb', () => {
   it('creates the five tables in memory', async () => {
-    const db = await startDynamoDb({ port: 0, tables });
+    const db = await startDynamoDb({ port: 0, tables: [tables] });
     try {
       expect([...db.created].sort()).toEqual(Object.values(tables).sort());
       const c = client(db.endpoint);
@@ -53,7 +53,7 @@ describe('startDynamoDb', () => {
 
   it('keeps persisted tables and their items across a restart', async () => {
     const path = join(dir, 'persisted');
-    const first = await startDynamoDb({ port: 0, tables, path });
+    const first = await startDynamoDb({ port: 0, tables: [tables], path });
     const stores = createDynamoDbStores({
       tables,
       endpoint: first.endpoint,
@@ -66,7 +66,7 @@ describe('startDynamoDb', () => {
     stores.client.destroy();
     await first.close();
 
-    const second = await startDynamoDb({ port: 0, tables, path });
+    const second = await startDynamoDb({ port: 0, tables: [tables], path });
     try {
       expect(second.created).toEqual([]);
       const again = createDynamoDbStores({
@@ -84,7 +84,7 @@ describe('startDynamoDb', () => {
 
   it('refuses a persisted table whose keys differ from the definitions, naming what to do', async () => {
     const path = join(dir, 'stale');
-    const first = await startDynamoDb({ port: 0, tables, path });
+    const first = await startDynamoDb({ port: 0, tables: [tables], path });
     const c = client(first.endpoint);
     await c.send(new DeleteTableCommand({ TableName: tables.zones }));
     // dynalite deletes in the background: a create before it is gone is ResourceInUse (seen under load).
@@ -102,7 +102,7 @@ describe('startDynamoDb', () => {
     );
     c.destroy();
     await first.close();
-    await expect(startDynamoDb({ port: 0, tables, path })).rejects.toThrow(
+    await expect(startDynamoDb({ port: 0, tables: [tables], path })).rejects.toThrow(
       /table nlc-dev-zones in the data directory has keys or indexes that differ .*--ephemeral/,
     );
   });
@@ -112,7 +112,7 @@ describe('startDynamoDb', () => {
     await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
     const { port } = holder.address() as AddressInfo;
     try {
-      await expect(startDynamoDb({ port, tables })).rejects.toBeInstanceOf(PortInUseError);
+      await expect(startDynamoDb({ port, tables: [tables] })).rejects.toBeInstanceOf(PortInUseError);
     } finally {
       await new Promise((resolve) => holder.close(resolve));
     }

@@ -34,6 +34,22 @@ afterEach(async () => {
 });
 
 describe('reservePorts', () => {
+  it("never picks a port of `avoid` (a second controller after the first one's ports were chosen)", async () => {
+    const first = await reservePorts(allZero, ['eventBridge', 'eventBridgePubSub', 'lambda']);
+    const avoid = PortNames.map((name) => first[name]).filter((p) => p > 0);
+    for (let i = 0; i < 20; i++) {
+      const second = await reservePorts(allZero, ['eventBridge', 'eventBridgePubSub', 'lambda'], [], avoid);
+      for (const port of [second.eventBridge, second.eventBridgePubSub, second.lambda]) {
+        expect(avoid).not.toContain(port);
+      }
+    }
+    // A fixed port among them is another part's: refused by name.
+    const fixed = avoid[0] ?? 0;
+    await expect(reservePorts({ ...allZero, lambda: fixed }, [], [], avoid)).rejects.toThrow(
+      /also given to another part/,
+    );
+  });
+
   it('picks a distinct free port for each 0 it is asked to pick, and leaves the others 0', async () => {
     const ports = await reservePorts(allZero, ['dynamodb', 'eventBridge', 'eventBridgePubSub', 'lambda']);
     const picked = [ports.dynamodb, ports.eventBridge, ports.eventBridgePubSub, ports.lambda];
