@@ -45,6 +45,7 @@ export class Interner {
     const ownerKind = this.optional(pod.ownerKind);
     const statusReason = this.optional(pod.statusReason);
     const ready = this.optional(pod.ready);
+    const disruptionTarget = this.optional(pod.disruptionTarget);
     return {
       namespace: this.string(pod.namespace),
       name: pod.name,
@@ -58,6 +59,7 @@ export class Interner {
       }),
       ...(ready !== undefined && { ready }),
       ...(statusReason !== undefined && { statusReason }),
+      ...(disruptionTarget !== undefined && { disruptionTarget }),
     };
   }
 

@@ -58,26 +58,51 @@ export function changeKey(event: ChangeEvent): string {
 /**
  * One event saying what `older` then `newer` (changes of the same object) say together: the latest
  * state; DELETED if it was deleted; ADDED if the consumers never heard of it before; for a pod moved
- * twice, the node it was on when the consumers last heard of it.
+ * twice, the node it was on when the consumers last heard of it. An update's "before" fields (a node's
+ * old NoExecute taints; a pod's old tolerations, Ready and deletionTimestamp) are the older event's:
+ * the state before both, which is what the consumers last heard (the newer event's would hide a change
+ * the older one carried, e.g. tolerations changed and then the pod marked NotReady).
  */
 export function coalesceChanges(older: ChangeEvent, newer: ChangeEvent): ChangeEvent {
   const type =
     newer.detail.type === 'DELETED' ? 'DELETED' : older.detail.type === 'ADDED' ? 'ADDED' : newer.detail.type;
   if (newer.detailType === NodeChangedDetailType) {
-    return { detailType: NodeChangedDetailType, detail: { ...newer.detail, type } };
+    const { oldNoExecuteTaints: _newerOld, ...rest } = newer.detail;
+    const before = older.detailType === NodeChangedDetailType ? older.detail.oldNoExecuteTaints : undefined;
+    return {
+      detailType: NodeChangedDetailType,
+      detail: {
+        ...rest,
+        type,
+        ...(type === 'MODIFIED' && before !== undefined && { oldNoExecuteTaints: before }),
+      },
+    };
   }
-  const oldNodeName =
-    type === 'ADDED'
-      ? undefined
-      : ((older.detailType === PodChangedDetailType ? older.detail.oldNodeName : undefined) ??
-        newer.detail.oldNodeName);
-  const { oldNodeName: _dropped, ...rest } = newer.detail;
+  const olderPod = older.detailType === PodChangedDetailType ? older.detail : undefined;
+  const oldNodeName = type === 'ADDED' ? undefined : (olderPod?.oldNodeName ?? newer.detail.oldNodeName);
+  const {
+    oldNodeName: _dropped,
+    oldTolerations: _tolerations,
+    oldReady: _ready,
+    oldDeletionTimestamp: _deletion,
+    nodeReady: _nodeReady,
+    ...rest
+  } = newer.detail;
+  // The node's Ready when the pod lost its own: that loss is the older change's if it carries one.
+  const nodeReady = olderPod?.nodeReady ?? newer.detail.nodeReady;
+  const before = type === 'MODIFIED' ? olderPod : undefined;
   return {
     detailType: PodChangedDetailType,
     detail: {
       ...rest,
       type,
       ...(oldNodeName !== undefined && oldNodeName !== newer.detail.pod.nodeName && { oldNodeName }),
+      ...(before?.oldTolerations !== undefined && { oldTolerations: before.oldTolerations }),
+      ...(before?.oldReady !== undefined && { oldReady: before.oldReady }),
+      ...(before?.oldDeletionTimestamp !== undefined && {
+        oldDeletionTimestamp: before.oldDeletionTimestamp,
+      }),
+      ...(type === 'MODIFIED' && nodeReady !== undefined && { nodeReady }),
     },
   };
 }

@@ -285,6 +285,50 @@ export function createRelay(options: RelayOptions): Relay {
     }
     const detail = nodeChanged(cluster, old, next);
     if (detail !== undefined) change({ detailType: NodeChangedDetailType, detail }, source, now);
+    if (next !== undefined) releaseReadyLoss(next, now);
+  }
+
+  /** The Ready status of a node as the relay's cache has it (undefined: unknown node or no condition). */
+  const nodeReady = (name: string): string | undefined =>
+    nodes.get(name)?.conditions.find((c) => c.type === 'Ready')?.status;
+
+  // A pod that lost Ready while its node still looks Ready here: the node's update may be next on its
+  // own watch (a controller marks the node, then its pods; two watches keep no order between them). Held
+  // per node for a while, and published as Pod Changed once the node turns out not Ready (shaping.ts
+  // podChangeIsRelevant); dropped otherwise. Bounded.
+  const heldReadyLoss = new Map<string, { old: Pod; next: Pod; source: ChangeSource; at: EpochMillis }[]>();
+  let heldCount = 0;
+  const HeldReadyLossMs = 30_000;
+  const MaxHeldReadyLoss = 10_000;
+
+  function holdReadyLoss(old: Pod, next: Pod, source: ChangeSource, now: EpochMillis): void {
+    if (heldCount >= MaxHeldReadyLoss) {
+      for (const [name, list] of heldReadyLoss) {
+        const kept = list.filter((h) => now - h.at <= HeldReadyLossMs);
+        heldCount -= list.length - kept.length;
+        if (kept.length === 0) heldReadyLoss.delete(name);
+        else heldReadyLoss.set(name, kept);
+      }
+      if (heldCount >= MaxHeldReadyLoss) return;
+    }
+    const list = heldReadyLoss.get(next.nodeName) ?? [];
+    list.push({ old, next, source, at: now });
+    heldReadyLoss.set(next.nodeName, list);
+    heldCount++;
+  }
+
+  function releaseReadyLoss(node: Node, now: EpochMillis): void {
+    const list = heldReadyLoss.get(node.name);
+    if (list === undefined) return;
+    heldReadyLoss.delete(node.name);
+    heldCount -= list.length;
+    const ready = node.conditions.find((c) => c.type === 'Ready')?.status;
+    if (ready === 'True') return;
+    for (const held of list) {
+      if (now - held.at > HeldReadyLossMs) continue;
+      const detail = podChanged(cluster, held.old, held.next, () => ready);
+      if (detail !== undefined) change({ detailType: PodChangedDetailType, detail }, held.source, now);
+    }
   }
 
   function onPod(old: Pod | undefined, next: Pod | undefined, source: ChangeSource): void {
@@ -293,7 +337,17 @@ export function createRelay(options: RelayOptions): Relay {
       onPod(undefined, next, source);
       return;
     }
-    const detail = podChanged(cluster, old, next);
+    const detail = podChanged(cluster, old, next, nodeReady);
+    if (
+      detail === undefined &&
+      old !== undefined &&
+      next !== undefined &&
+      next.nodeName !== '' &&
+      old.ready === 'True' &&
+      next.ready === 'False' &&
+      nodeReady(next.nodeName) === 'True'
+    )
+      holdReadyLoss(old, next, source, scheduler.now());
     if (detail !== undefined) change({ detailType: PodChangedDetailType, detail }, source, scheduler.now());
   }
 

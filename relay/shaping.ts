@@ -149,6 +149,8 @@ export function nodeChangeIsRelevant(old: Node | undefined, next: Node | undefin
 }
 
 const isBound = (pod: Pod | undefined): boolean => pod !== undefined && pod.nodeName !== '';
+const isConditionStatus = (s: string): s is 'True' | 'False' | 'Unknown' =>
+  s === 'True' || s === 'False' || s === 'Unknown';
 
 /**
  * Whether a pod watch event must become a Pod Changed event: the union of what the consumers react to.
@@ -158,14 +160,24 @@ const isBound = (pod: Pod | undefined): boolean => pod !== undefined && pod.node
  *   upstream rule stays visible);
  * - deletionTimestamp newly set: the pod store must know a pod is terminating, because both eviction
  *   paths skip terminating pods (legacy DeletePods) and a Ready=False write to them is wasted.
+ * - Ready newly False on a node known not to be Ready (`nodeReady`, the relay's copy of the node's Ready
+ *   status; none known by default): what upstream's MarkPodsNotReady does, so a shadow can record the cluster's own controller
+ *   doing it (`nlc agreement`). A healthy node's pods flapping readiness are not sent.
  * Pods bound to no node, before and after, are dropped: both upstream handlers return early for them.
- * A change of `ready` or `statusReason` alone is not sent: the passes that act on them list the node's
- * pods from the API server.
+ * Any other change of `ready` or `statusReason` alone is not sent: the passes that act on them list the
+ * node's pods from the API server.
  */
-export function podChangeIsRelevant(old: Pod | undefined, next: Pod | undefined): boolean {
+export function podChangeIsRelevant(
+  old: Pod | undefined,
+  next: Pod | undefined,
+  nodeReady: (node: string) => string | undefined = () => undefined,
+): boolean {
   if (!isBound(old) && !isBound(next)) return false;
   const deletionNewlySet = old?.deletionTimestamp === undefined && next?.deletionTimestamp !== undefined;
-  return podUpdated(old, next) || podUpdatedNeedsProcessing(old, next) || deletionNewlySet;
+  const nodeIs = next === undefined ? undefined : nodeReady(next.nodeName);
+  const markedNotReady =
+    old?.ready === 'True' && next?.ready === 'False' && nodeIs !== undefined && nodeIs !== 'True';
+  return podUpdated(old, next) || podUpdatedNeedsProcessing(old, next) || deletionNewlySet || markedNotReady;
 }
 
 function changeType(old: unknown, next: unknown): 'ADDED' | 'MODIFIED' | 'DELETED' {
@@ -193,14 +205,20 @@ export function nodeChanged(
   };
 }
 
-/** The Pod Changed detail for a watch event, or undefined when not relevant; `oldNodeName` on a rebind. */
+/**
+ * The Pod Changed detail for a watch event, or undefined when not relevant; `oldNodeName` on a rebind;
+ * on an update, the old tolerations, Ready status and deletionTimestamp.
+ */
 export function podChanged(
   cluster: string,
   old: Pod | undefined,
   next: Pod | undefined,
+  nodeReady?: (node: string) => string | undefined,
 ): PodChanged | undefined {
   const pod = next ?? old;
-  if (pod === undefined || !podChangeIsRelevant(old, next)) return undefined;
+  if (pod === undefined || !podChangeIsRelevant(old, next, nodeReady)) return undefined;
+  const readyLost = old?.ready === 'True' && next?.ready === 'False';
+  const nodeIs = readyLost && nodeReady !== undefined ? nodeReady(pod.nodeName) : undefined;
   const rebound =
     old !== undefined && next !== undefined && old.nodeName !== '' && old.nodeName !== next.nodeName;
   const type = changeType(old, next);
@@ -210,6 +228,12 @@ export function podChanged(
     type,
     pod,
     ...(rebound && { oldNodeName: old.nodeName }),
-    ...(type === 'MODIFIED' && old !== undefined && { oldTolerations: old.tolerations }),
+    ...(type === 'MODIFIED' &&
+      old !== undefined && {
+        oldTolerations: old.tolerations,
+        ...(old.ready !== undefined && { oldReady: old.ready }),
+        ...(old.deletionTimestamp !== undefined && { oldDeletionTimestamp: old.deletionTimestamp }),
+        ...(nodeIs !== undefined && isConditionStatus(nodeIs) && { nodeReady: nodeIs }),
+      }),
   };
 }

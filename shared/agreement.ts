@@ -8,7 +8,16 @@
 // Pure: the simulator (local/simulate), `nlc agreement` and the HTML report all call it.
 import { NodeStatusUnknownReason } from './domain/nodeHealth.js';
 import { TaintNodeNotReady, TaintNodeUnreachable } from './domain/taints.js';
-import { getNodeCondition, NodeReady, type EpochMillis, type Millis, type Node } from './domain/types.js';
+import {
+  getNodeCondition,
+  NodeReady,
+  podKey,
+  type EpochMillis,
+  type Millis,
+  type Node,
+  type Pod,
+} from './domain/types.js';
+import type { PodChanged } from './events.js';
 import type { DecisionRecord, JsonValue } from './ports/stores.js';
 
 /** The kinds of action compared, as upstream's controllers take them. */
@@ -167,15 +176,83 @@ export function nodeControllerActions(
   return actions;
 }
 
-/** The cluster's actions the functions recorded (source `cluster`, `what` the action's kind). */
+/** The DisruptionTarget reason upstream's taint eviction writes before it deletes a pod. */
+export const DeletionByTaintManager = 'DeletionByTaintManager';
+
+/**
+ * What the cluster's controllers did to a pod, as one Pod Changed shows it (the event carries the old
+ * Ready status and deletionTimestamp): marked NotReady on a node whose saved Ready is not True
+ * (MarkPodsNotReady), or its deletion begun with DisruptionTarget DeletionByTaintManager (taint
+ * eviction; before v1.26 nothing tells those deletions from others, so none is recorded).
+ *
+ * @example
+ * podControllerActions(change, 'Unknown', now); // [{ kind: 'podNotReady', subject: 'default/web-1', detail: '', at: now }]
+ */
+export function podControllerActions(
+  change: Pick<PodChanged, 'type' | 'pod' | 'oldReady' | 'oldDeletionTimestamp'>,
+  nodeReady: string | undefined,
+  at: EpochMillis,
+): ControllerAction[] {
+  if (change.type !== 'MODIFIED') return [];
+  const { pod } = change;
+  const subject = podKey(pod);
+  const actions: ControllerAction[] = [];
+  if (change.oldReady === 'True' && pod.ready === 'False' && nodeReady !== undefined && nodeReady !== 'True')
+    actions.push({ kind: 'podNotReady', subject, detail: '', at });
+  if (
+    change.oldDeletionTimestamp === undefined &&
+    pod.deletionTimestamp !== undefined &&
+    pod.disruptionTarget === DeletionByTaintManager
+  )
+    actions.push({ kind: 'podDeleted', subject, detail: '', at });
+  return actions;
+}
+
+/**
+ * Shadow mode (not upstream): a pod the other controller's taint eviction is deleting (terminating, with
+ * DisruptionTarget DeletionByTaintManager) as this controller would see it had that not happened — not
+ * terminating — so the shadow still decides the deletion it would have made. Any other pod as it is.
+ *
+ * @example
+ * asIfNotEvictedByAnother(terminatingByTheCluster).deletionTimestamp; // undefined
+ */
+export function asIfNotEvictedByAnother<P extends Pick<Pod, 'deletionTimestamp' | 'disruptionTarget'>>(
+  pod: P,
+): P {
+  if (pod.deletionTimestamp === undefined || pod.disruptionTarget !== DeletionByTaintManager) return pod;
+  const { deletionTimestamp: _deleting, ...rest } = pod;
+  return rest as P;
+}
+
+/**
+ * How long a redelivered Pod Changed may come after the first delivery: Lambda's retries end at the
+ * functions' maximumEventAge (10 minutes). Node actions need no window: node-taints records one per
+ * node resourceVersion.
+ */
+const PodRedeliveryWindowMs = 15 * 60_000;
+
+/**
+ * The cluster's actions the functions recorded (source `cluster`, `what` the action's kind). A pod
+ * action recorded again for the same pod (uid) within the redelivery window is the same event
+ * delivered twice, and one action.
+ */
 export function actionsFromClusterDecisions(decisions: readonly DecisionRecord[]): ControllerAction[] {
   const kinds: ReadonlySet<string> = new Set(AgreementKinds);
-  return decisions.flatMap((d): ControllerAction[] => {
-    if (d.source !== ClusterSource || !kinds.has(d.what)) return [];
-    const detail = typeof d.inputs?.taint === 'string' ? d.inputs.taint : '';
-    const subject = typeof d.inputs?.pod === 'string' ? d.inputs.pod : d.node;
-    return [{ kind: d.what as AgreementKind, subject, detail, at: d.at }];
-  });
+  const lastPodAction = new Map<string, EpochMillis>();
+  return [...decisions]
+    .sort((a, b) => a.at - b.at)
+    .flatMap((d): ControllerAction[] => {
+      if (d.source !== ClusterSource || !kinds.has(d.what)) return [];
+      const detail = typeof d.inputs?.taint === 'string' ? d.inputs.taint : '';
+      const subject = typeof d.inputs?.pod === 'string' ? d.inputs.pod : d.node;
+      if (typeof d.inputs?.uid === 'string') {
+        const identity = `${d.what}\u0000${d.inputs.uid}`;
+        const previous = lastPodAction.get(identity);
+        lastPodAction.set(identity, d.at);
+        if (previous !== undefined && d.at - previous <= PodRedeliveryWindowMs) return [];
+      }
+      return [{ kind: d.what as AgreementKind, subject, detail, at: d.at }];
+    });
 }
 
 const keyOf = (a: Pick<ControllerAction, 'kind' | 'subject' | 'detail'>): string =>
@@ -192,7 +269,10 @@ function withoutRepeats(actions: readonly ControllerAction[], window: Millis): C
     const key = keyOf(action);
     const previous = last.get(key);
     last.set(key, action.at);
-    if (previous === undefined || action.at - previous > window) kept.push(action);
+    // A pod is deleted once: a shadow that decides it again (the pod still terminating, the cluster's
+    // deletion set aside: asIfNotEvictedByAnother) repeats that one decision.
+    const repeatWindow = action.kind === 'podDeleted' ? Infinity : window;
+    if (previous === undefined || action.at - previous > repeatWindow) kept.push(action);
   }
   return kept;
 }

@@ -211,6 +211,8 @@ export const PodSchema = z.object({
   deletionGracePeriodSeconds: NonNegativeInt.optional(),
   ready: ConditionStatusSchema.optional(),
   statusReason: boundedText('a status reason', MaxPodTextBytes).optional(),
+  /** Additive in v1: the reason of a True DisruptionTarget condition ("" when it has none). */
+  disruptionTarget: boundedText('a condition reason', MaxPodTextBytes).optional(),
 });
 /** A trimmed pod as it travels (times as ISO strings). */
 export type WirePod = z.input<typeof PodSchema>;
@@ -227,6 +229,18 @@ const PodChangedV1 = z.object({
    * starting). Additive in v1: when absent, the update is processed.
    */
   oldTolerations: boundedList(TolerationSchema, 'tolerations', MaxPodTolerations).optional(),
+  /**
+   * On MODIFIED, additive in v1: the pod's Ready status and deletionTimestamp before the change, so a
+   * shadow can tell what the cluster's own controller just did to it (marked it NotReady, began its
+   * taint eviction) from what was so already.
+   */
+  oldReady: ConditionStatusSchema.optional(),
+  oldDeletionTimestamp: Time.optional(),
+  /**
+   * Additive in v1, on a pod's Ready lost: its node's Ready status as the relay saw it then (not True:
+   * the node controller's MarkPodsNotReady). The functions may process the event after the node is back.
+   */
+  nodeReady: ConditionStatusSchema.optional(),
 });
 
 /** The detail of a `Pod Changed` event. Parsing yields a {@link PodChanged} with a domain `Pod`. */

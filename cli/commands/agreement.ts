@@ -1,12 +1,12 @@
 // `nlc agreement`: how far this controller, run in shadow mode (dryRun) beside a cluster's own
 // NodeLifecycleController, agrees with it. Our side is each node's Decisions trail (the dry-run writes);
-// theirs is what node-taints recorded of the cluster's controller in shadow mode (source `cluster`:
-// Ready=Unknown marks, node-controller taints added and removed). shared/agreement.ts matches them.
-// Pod actions (NotReady, deletions) of the cluster's controller are not recorded yet: they are not
-// compared, and the report says so.
+// theirs is what the functions recorded of the cluster's controller in shadow mode (source `cluster`):
+// node-taints its Ready=Unknown marks and node-controller taints added and removed, pod-processing the
+// pods it marked NotReady and the taint evictions it began. shared/agreement.ts matches them.
 import { Command } from 'commander';
 import { z } from 'zod';
 import {
+  AgreementKinds,
   actionsFromClusterDecisions,
   actionsFromDecisions,
   matchActions,
@@ -40,7 +40,7 @@ import {
 } from '../stores.js';
 
 /** What the functions record of the cluster's own controller, and so what is compared. */
-export const ComparedKinds: readonly AgreementKind[] = ['markUnknown', 'taintAdded', 'taintRemoved'];
+export const ComparedKinds: readonly AgreementKind[] = AgreementKinds;
 
 /** Decisions read per node, newest first: a day of a flapping node's trail fits. */
 const TrailLimit = 1000;
@@ -57,7 +57,8 @@ export type AgreementOptions = z.output<typeof AgreementOptionsSchema>;
 
 export interface AgreementRowView {
   readonly kind: AgreementKind;
-  readonly node: string;
+  /** The node, or the pod (`namespace/name`) of a pod action. */
+  readonly subject: string;
   /** The taint (`key:effect`), or "". */
   readonly detail: string;
   readonly ours: string | null;
@@ -84,7 +85,7 @@ export interface AgreementView {
 
 const rowView = (r: AgreementRow): AgreementRowView => ({
   kind: r.kind,
-  node: r.subject,
+  subject: r.subject,
   detail: r.detail,
   ours: isoTime(r.ours),
   theirs: isoTime(r.theirs),
@@ -108,7 +109,9 @@ export function buildAgreement(
   const recent = trails.filter((d) => d.at >= since);
   const compared = new Set<string>(ComparedKinds);
   const ours = actionsFromDecisions(recent).filter((a) => compared.has(a.kind));
-  const theirs = actionsFromClusterDecisions(recent).filter((a) => compared.has(a.kind));
+  // Over the whole trail, then cut: a redelivered record is the same action even when the first
+  // delivery is older than `since`.
+  const theirs = actionsFromClusterDecisions(trails).filter((a) => a.at >= since && compared.has(a.kind));
   const report = matchActions(ours, theirs, { toleranceMs });
   return {
     cluster,
@@ -131,7 +134,7 @@ export function buildAgreement(
 
 const COLUMNS: readonly Column<AgreementRowView>[] = [
   { header: 'kind', value: (r) => r.kind },
-  { header: 'node', value: (r) => r.node },
+  { header: 'subject', value: (r) => r.subject },
   { header: 'taint', value: (r) => (r.detail === '' ? '-' : r.detail) },
   { header: 'ours', value: (r) => r.ours ?? '-' },
   { header: 'theirs', value: (r) => r.theirs ?? '-' },
@@ -155,7 +158,7 @@ export function renderAgreement(view: AgreementView, wide: boolean, paint: Paint
   const head = [
     `${paint('bold', `${view.cluster}:`)} ${view.agreed} of ${view.decisions} decisions agree (${share}%) since ${view.since}; ` +
       `median lag ${formatDuration(view.medianLagMs)}, largest ${formatDuration(view.maxLagMs)} (within ${formatDuration(view.toleranceMs)} agrees)`,
-    `by kind: ${kinds}; pods NotReady and deletions are not compared (the cluster's are not recorded yet)`,
+    `by kind: ${kinds}`,
   ].join('\n');
   if (view.rows.length === 0) return `${head}\n`;
   // The table: every row with -o wide, else the disagreements and the worst lags.
@@ -196,12 +199,13 @@ export const AGREEMENT_HELP = `
 Run this controller in shadow mode (dryRun) beside the cluster's own NodeLifecycleController (a managed
 control plane keeps its own: docs/deploy.md). In shadow mode node-taints records what the cluster's
 controller does to each node (source "cluster": Ready=Unknown marks, not-ready/unreachable taints added
-and removed) beside this controller's dry-run decisions. This command matches the two per node, in time
-order: a pair within --tolerance (default 5s, one monitor period) agrees; LAG is ours minus theirs. The
-first line sums it up; the table lists the disagreements and the largest lags (-o wide: every row).
-Pod actions are not compared yet. -o json|yaml: cluster, since, toleranceMs, compared, decisions,
-agreed, disagreed, medianLagMs, maxLagMs, byKind, worst[], rows[] {kind, node, detail, ours, theirs,
-lagMs, agreed, why}.
+and removed) and pod-processing what it does to pods (marked NotReady on a node that is not Ready;
+taint evictions begun, told by their DisruptionTarget condition, so from v1.26) beside this
+controller's dry-run decisions. This command matches the two per node or pod, in time order: a pair
+within --tolerance (default 5s, one monitor period) agrees; LAG is ours minus theirs. The first line
+sums it up; the table lists the disagreements and the largest lags (-o wide: every row). -o json|yaml:
+cluster, since, toleranceMs, compared, decisions, agreed, disagreed, medianLagMs, maxLagMs, byKind,
+worst[], rows[] {kind, subject, detail, ours, theirs, lagMs, agreed, why}.
 
 Examples:
   nlc agreement --stage prod --region eu-west-1 --since 6h

@@ -207,7 +207,9 @@ export async function runDrainer(deps: DrainerDeps, now: EpochMillis): Promise<D
       }
       // The due head, and the node as the API has it now (the node cache may predate the head's taint).
       const fresh = config.evictionMode === 'taint' ? await freshDueHead(deps, zone, queueNow) : undefined;
-      if (fresh !== undefined && noExecuteTaintInPlace(fresh.node)) {
+      // Not in shadow mode: a taint in place there is another controller's (this one never writes), and
+      // the shadow takes the token and records the swap it would have made, as if it were not there.
+      if (fresh !== undefined && !config.dryRun && noExecuteTaintInPlace(fresh.node)) {
         // Tainted already (a pass that had the node's copy from before the taint re-queued it): done,
         // without a token, so the zone's next real taint is not delayed by a token period.
         budget--;

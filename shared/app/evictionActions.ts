@@ -2,6 +2,7 @@
 // (upstream's TimedWorkerQueue: AddWork, CancelWork; a timer due at once runs deletePodHandler), and
 // filing each schedule, cancel and delete under the pod's node with the taints and tolerations that
 // made it so. The decisions themselves are the domain's (shared/domain/taintEviction.ts).
+import { asIfNotEvictedByAnother } from '../agreement.js';
 import type { ControllerConfig } from '../config.js';
 import { cancelPodDeletionEvent } from '../domain/kubeEvents.js';
 import type { PodEvictionAction, ScheduledEvictionLookup } from '../domain/taintEviction.js';
@@ -169,7 +170,9 @@ export async function applyActions(
       continue;
     }
 
-    const pod = ctx.pods.get(action.key);
+    const listed = ctx.pods.get(action.key);
+    // A shadow decides as if the cluster's own taint eviction had not begun deleting the pod.
+    const pod = listed !== undefined && deps.config.dryRun ? asIfNotEvictedByAnother(listed) : listed;
     if (isImmediate(action) && pod?.deletionTimestamp !== undefined) {
       deps.observer.debug('taint eviction: pod already terminating, not deleted again', { pod: action.key });
       continue;

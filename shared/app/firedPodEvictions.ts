@@ -5,6 +5,7 @@
 // completed. A timer whose taint is gone (the Node Changed that would have cancelled it was lost) is
 // cancelled with upstream's "Cancelling deletion" Event; one whose pod is gone, terminating or moved is
 // dropped without an Event.
+import { asIfNotEvictedByAnother } from '../agreement.js';
 import { upstreamBehaviour } from '../domain/upstreamVersion.js';
 import type { ControllerConfig } from '../config.js';
 import { cancelPodDeletionEvent } from '../domain/kubeEvents.js';
@@ -93,7 +94,9 @@ export async function firePodEvictions(
       result.skipped++;
       continue;
     }
-    const pod = current.pods.find((p) => podKey(p) === eviction.key);
+    const found = current.pods.find((p) => podKey(p) === eviction.key);
+    // A shadow decides as if the cluster's own taint eviction had not begun deleting the pod.
+    const pod = found !== undefined && config.dryRun ? asIfNotEvictedByAnother(found) : found;
     const decision = decideFiredEviction(
       eviction,
       pod,

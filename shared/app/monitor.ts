@@ -611,7 +611,10 @@ async function passAndCommit(
         written: loaded.meta.leaseWrittenVersion,
         digest,
         candidates: () =>
-          nodesToMarkUnknown(state, { nodes, leases }, now, config, { heartbeatIsProbe: false }),
+          nodesToMarkUnknown(state, { nodes, leases }, now, config, {
+            heartbeatIsProbe: false,
+            shadow: config.dryRun,
+          }),
       })
     : undefined;
   if (confirmation !== undefined && confirmation.kind !== 'proceed') {
@@ -658,7 +661,10 @@ async function passAndCommit(
   const passStarted = clock.now();
   const pass: MonitorPassResult = await driveAsync(
     // The digest is the only probe source (nodeHealth.ts heartbeatIsProbe): the node copies lag.
-    monitorNodeHealth(state, { nodes, leases }, now, config, { heartbeatIsProbe: false }),
+    monitorNodeHealth(state, { nodes, leases }, now, config, {
+      heartbeatIsProbe: false,
+      shadow: config.dryRun,
+    }),
     executor.execute,
   );
   const passMs = clock.now() - passStarted;

@@ -23,7 +23,7 @@ import { DecidingExecutor, describeResult } from './decisions.js';
 import { decidedWrite, decisionSeqBase } from './decidedWrite.js';
 import { recordNodeChange, type NodeChangeOrder } from './nodeChanges.js';
 import { reconcileNodeLabels } from '../domain/nodeLabels.js';
-import { doNoScheduleTaintingPass, type TaintSwap } from '../domain/taints.js';
+import { doNoScheduleTaintingPass, withOwnNoScheduleTaints, type TaintSwap } from '../domain/taints.js';
 import type { Node } from '../domain/types.js';
 import { ClusterWriteError, RequeueError } from '../errors.js';
 import type { NodeChanged } from '../events.js';
@@ -249,8 +249,11 @@ export async function runNodeTaints(
     ]);
   }
 
-  // doNoScheduleTaintingPass
-  const swap = doNoScheduleTaintingPass(node);
+  // doNoScheduleTaintingPass. In shadow mode on the taints this controller would have had: those the
+  // node has are another controller's, and it may have been first (withOwnNoScheduleTaints).
+  const swap = doNoScheduleTaintingPass(
+    dryRun && previous !== undefined ? withOwnNoScheduleTaints(node, previous) : node,
+  );
   if (swap !== undefined) {
     const result = await executor.execute({
       kind: 'swapNodeTaints',

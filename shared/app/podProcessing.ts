@@ -21,13 +21,14 @@
 //   reads the informer's copy, so a duplicate event finds it terminating and deletes nothing.
 // - upstream AddRateLimited (a failed write, a node missing from the lister) is a thrown RequeueError or
 //   ClusterWriteError: Lambda retries the event, then its on-failure destination keeps it.
+import { ClusterSource, DeletionByTaintManager, podControllerActions } from '../agreement.js';
 import type { ControllerConfig } from '../config.js';
 import { driveAsync } from '../domain/effects.js';
 import { evictPods, processNoTaintBaseEviction, evictPodsError } from '../domain/legacyEviction.js';
 import { runDeletePods } from '../domain/legacyEvictionPass.js';
 import { processPod, podUpdated } from '../domain/podStatus.js';
 import { add, remove } from '../domain/rateLimitedTimedQueue.js';
-import { podKey, type Node, type Pod } from '../domain/types.js';
+import { getNodeCondition, NodeReady, podKey, type Node, type Pod } from '../domain/types.js';
 import { formatZoneKey, getZoneKey } from '../domain/zones.js';
 import { ClusterWriteError, RequeueError } from '../errors.js';
 import type { PodChanged } from '../events.js';
@@ -44,7 +45,7 @@ export const PodProcessingSource = 'pod-processing';
 export interface PodProcessingDeps {
   readonly config: Pick<ControllerConfig, 'dryRun' | 'evictionMode' | 'podEvictionTimeout'>;
   readonly stores: Pick<StateStores, 'controllerState' | 'zoneQueues' | 'decisions'>;
-  readonly cluster: Pick<ClusterPort, 'execute' | 'listPodsOnNode'>;
+  readonly cluster: Pick<ClusterPort, 'execute' | 'listPodsOnNode' | 'getNode'>;
   readonly observer: Observer;
   readonly clock: Clock;
 }
@@ -83,11 +84,15 @@ export async function processPodChange(
   const key = podKey(change.pod);
   const item = `pod ${JSON.stringify(key)}`;
   const fields = { cluster: change.cluster, pod: key, node: change.pod.nodeName, type: change.type };
+  // In shadow mode, what the cluster's own controller just did to the pod, beside this one's decisions
+  // (`nlc agreement`): the counterpart of node-taints' record of its node writes.
+  const observed = config.dryRun ? await recordClusterPodActions(deps, change, callOpts) : [];
   const done = (outcome: PodProcessingOutcome): PodProcessingOutcome => {
     observer.info('pod-processing', {
       ...fields,
       dryRun: config.dryRun,
       ...(outcome.kind === 'skipped' ? { skipped: outcome.reason } : outcome),
+      ...(observed.length > 0 && { observedClusterActions: observed }),
     });
     return outcome;
   };
@@ -168,6 +173,55 @@ export async function processPodChange(
     ...(legacy !== undefined && { legacy }),
     markedNotReady,
   });
+}
+
+/**
+ * Shadow mode: the cluster's controller's actions on the pod this change shows (podControllerActions),
+ * filed under the pod's node as Decisions with source `cluster`. A NotReady mark counts only on a node
+ * that was not Ready: as the relay saw it when the pod lost Ready (the event's `nodeReady`), else its
+ * stored copy, or, when that still says Ready (node-taints may not have stored the marking yet: the two
+ * events are processed apart), the node as the API has it now. Reads for those changes alone.
+ */
+async function recordClusterPodActions(
+  deps: PodProcessingDeps,
+  change: PodChanged,
+  opts: InvocationOptions,
+): Promise<string[]> {
+  const { pod } = change;
+  if (change.type !== 'MODIFIED' || pod.nodeName === '') return [];
+  const readyLost = change.oldReady === 'True' && pod.ready === 'False';
+  const stored =
+    readyLost && change.nodeReady === undefined
+      ? await deps.stores.controllerState.getNodeHealth(change.cluster, pod.nodeName, opts)
+      : undefined;
+  const storedReady =
+    stored?.node === undefined ? undefined : getNodeCondition(stored.node.conditions, NodeReady)?.status;
+  // What the relay saw when the pod lost Ready first: this event may be processed after the node is back.
+  let nodeReady = change.nodeReady ?? storedReady;
+  if (readyLost && nodeReady !== 'False' && nodeReady !== 'Unknown') {
+    const live = await deps.cluster.getNode(pod.nodeName, opts);
+    if (live.ok) nodeReady = getNodeCondition(live.value.conditions, NodeReady)?.status;
+  }
+  const actions = podControllerActions(change, nodeReady, deps.clock.now());
+  if (actions.length === 0) return [];
+  const key = podKey(pod);
+  await deps.stores.decisions.append(
+    change.cluster,
+    actions.map((action, i) => ({
+      node: pod.nodeName,
+      at: action.at,
+      source: ClusterSource,
+      what: action.kind,
+      why:
+        action.kind === 'podNotReady'
+          ? `observed: the cluster's own controller marked pod ${key} Ready=False (its node is ${nodeReady ?? '?'})`
+          : `observed: the cluster's own taint eviction began deleting pod ${key} (DisruptionTarget ${DeletionByTaintManager})`,
+      inputs: { pod: key, uid: pod.uid },
+      seq: decisionSeqBase(`cluster:${key}@${pod.uid}`) + i,
+    })),
+    opts,
+  );
+  return actions.map((a) => a.kind);
 }
 
 /** The legacy branch of processPod for the one pod: processNoTaintBaseEviction(node, savedReady, [pod]). */

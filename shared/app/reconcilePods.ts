@@ -101,7 +101,7 @@ export interface PodSweepDeps {
     StateStores,
     'nodes' | 'podEvictions' | 'decisions' | 'controllerState' | 'zoneQueues'
   >;
-  readonly cluster: Pick<ClusterPort, 'execute' | 'listPodsOnNode' | 'deletePodForTaintEviction'>;
+  readonly cluster: Pick<ClusterPort, 'execute' | 'listPodsOnNode' | 'deletePodForTaintEviction' | 'getNode'>;
   readonly observer: Observer;
   readonly clock: { now(): EpochMillis };
   readonly signal?: AbortSignal;

@@ -39,6 +39,7 @@ import {
   processTaintBaseEviction,
   processTaintBaseEvictionWithoutWrites,
 } from './taintBasedEviction.js';
+import { TaintNodeNotReady, TaintNodeUnreachable } from './taints.js';
 import {
   getNodeCondition,
   NodeReady,
@@ -86,6 +87,46 @@ export interface MonitorOptions {
    * Heartbeat Digest is their only probe source, because their node copy lags the cluster.
    */
   readonly heartbeatIsProbe?: boolean;
+  /**
+   * Shadow mode (dryRun), not upstream: this controller never writes, so a node-controller marking on a
+   * node (a condition set Unknown with NodeStatusUnknown that its saved status does not have) is another
+   * controller's — the cluster's own. The pass decides as if it were not there (shadowView), so the
+   * shadow records the write and the MarkPodsNotReady it would have made, whichever controller's pass
+   * came first; that MarkPodsNotReady counts pods already NotReady (the other's, most likely).
+   */
+  readonly shadow?: boolean;
+}
+
+/**
+ * The node as this controller would have it had no other controller written its conditions: every
+ * condition another writer marked Unknown (NodeStatusUnknown or NodeStatusNeverUpdated, reasons only a
+ * node controller writes) while the saved status still has it otherwise, put back as saved. In shadow
+ * mode every such marking is another's: this controller never writes (its heartbeat is not compared:
+ * the relay does not publish heartbeat-only posts, so the other controller may have seen a newer one).
+ * Its not-ready/unreachable NoExecute taints go with such a marking. The node itself when nothing is
+ * another's.
+ *
+ * @example
+ * shadowView(nodeMarkedByTheCluster, savedTrue).conditions; // the Ready=True this controller last saw
+ */
+export function shadowView(node: Node, saved: NodeHealthData | undefined): Node {
+  if (saved === undefined) return node;
+  let conditions: NodeCondition[] | undefined;
+  node.conditions.forEach((condition, i) => {
+    if (condition.reason !== NodeStatusUnknownReason && condition.reason !== NodeStatusNeverUpdatedReason)
+      return;
+    const mine = getNodeCondition(saved.status, condition.type);
+    if (mine === undefined || mine.status === condition.status) return;
+    conditions ??= [...node.conditions];
+    conditions[i] = mine;
+  });
+  if (conditions === undefined) return node;
+  // The NoExecute taint that marking led to is that controller's too: without it this one would
+  // otherwise "remove" it from a node it still takes for Ready (markNodeAsReachable).
+  const taints = node.taints.filter(
+    (t) => !(t.effect === 'NoExecute' && (t.key === TaintNodeNotReady || t.key === TaintNodeUnreachable)),
+  );
+  return { ...node, conditions, taints };
 }
 
 export interface MonitorPassResult {
@@ -151,7 +192,7 @@ export function nodesToMarkUnknown(
     .filter(
       (node) =>
         tryUpdateNodeHealth(
-          node,
+          options.shadow === true ? shadowView(node, state.nodeHealth.get(node.name)) : node,
           input.leases.get(node.name),
           state.nodeHealth.get(node.name),
           now,
@@ -204,8 +245,9 @@ export function* monitorNodeHealth(
   const healthOptions = { heartbeatIsProbe: options.heartbeatIsProbe ?? true };
   const taintOnCurrent = upstreamBehaviour(config.emulationVersion).taintOnCurrentReadyCondition;
 
-  for (const listed of input.nodes) {
-    const savedBefore = s.nodeHealth.get(listed.name);
+  for (const copy of input.nodes) {
+    const savedBefore = s.nodeHealth.get(copy.name);
+    const listed = options.shadow === true ? shadowView(copy, savedBefore) : copy;
     const lease = input.leases.get(listed.name);
     // Most nodes on most passes need no status write: their first attempt settles here, without a
     // generator (what a pass allocates per node adds up over 5,000 nodes every 5 s). The generator
@@ -261,7 +303,9 @@ export function* monitorNodeHealth(
         // The controller itself saw the node go from Ready to not Ready in this pass.
         if (trigger.recordNodeNotReady)
           yield* perform({ kind: 'recordEvent', event: nodeNotReadyEvent(node) });
-        const targets = markPodsNotReady(pods.value, node.name);
+        // In shadow mode pods already NotReady count: the other controller may have marked them between
+        // this pass's read of the node and its list of the pods.
+        const targets = markPodsNotReady(pods.value, node.name, options.shadow === true);
         if (targets.length > 0) {
           const result = yield* perform({
             kind: 'markPodsNotReady',

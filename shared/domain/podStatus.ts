@@ -37,11 +37,14 @@ export function aggregateErrorMessage(messages: readonly string[]): string | und
  * errors are aggregated, and the caller then retries (monitor pass: nodesToRetry; processPod:
  * AddRateLimited). A Warning `NodeNotReady` event ("Node is not ready") follows every attempted
  * write except a NotFound one, including failed ones (upstream records it after the write, whatever
- * its error).
+ * its error). `includeNotReady` (shadow mode, not upstream): pods already Ready=False count too — on a
+ * node another controller marked, it may have marked them first.
  */
-export function markPodsNotReady(pods: readonly Pod[], nodeName: string): Pod[] {
+export function markPodsNotReady(pods: readonly Pod[], nodeName: string, includeNotReady = false): Pod[] {
   return pods
-    .filter((p) => p.nodeName === nodeName && p.ready !== undefined && p.ready !== 'False')
+    .filter(
+      (p) => p.nodeName === nodeName && p.ready !== undefined && (includeNotReady || p.ready !== 'False'),
+    )
     .map((p) => ({ ...p, ready: 'False' }));
 }
 

@@ -194,21 +194,39 @@ export function ownedByNodeController(taint: Taint): boolean {
  * Not rate limited: upstream runs it on every node Add/Update event.
  */
 export function doNoScheduleTaintingPass(node: Node): TaintSwap | undefined {
-  // Map the node's conditions to taints, in condition order.
+  const taints = noScheduleTaintsFor(node);
+  const { toAdd, toRemove } = taintSetDiff(taints, node.taints.filter(isNoScheduleConditionTaint));
+  if (toAdd.length === 0 && toRemove.length === 0) return undefined;
+  return { toAdd, toRemove };
+}
+
+/** The NoSchedule taints the node's conditions and spec.unschedulable ask for, in condition order. */
+function noScheduleTaintsFor(node: Pick<Node, 'conditions' | 'unschedulable'>): Taint[] {
   const taints: Taint[] = [];
   for (const condition of node.conditions) {
     const taintKey = nodeConditionToTaintKeyStatusMap.get(condition.type)?.get(condition.status);
     if (taintKey !== undefined) taints.push({ key: taintKey, effect: 'NoSchedule' });
   }
   if (node.unschedulable) taints.push({ key: TaintNodeUnschedulable, effect: 'NoSchedule' });
+  return taints;
+}
 
-  // Only NoSchedule taints with a condition key or the unschedulable key are candidates.
-  const nodeTaints = node.taints.filter(
-    (t) =>
-      t.effect === 'NoSchedule' &&
-      (t.key === TaintNodeUnschedulable || taintKeyToNodeConditionMap.has(t.key)),
-  );
-  const { toAdd, toRemove } = taintSetDiff(taints, nodeTaints);
-  if (toAdd.length === 0 && toRemove.length === 0) return undefined;
-  return { toAdd, toRemove };
+/** Only NoSchedule taints with a condition key or the unschedulable key are doNoScheduleTaintingPass's. */
+const isNoScheduleConditionTaint = (t: Taint): boolean =>
+  t.effect === 'NoSchedule' && (t.key === TaintNodeUnschedulable || taintKeyToNodeConditionMap.has(t.key));
+
+/**
+ * Shadow mode (not upstream): the node with the NoSchedule condition taints this controller would have
+ * given it by `previous` (the copy before this change) in place of the ones it has, which another
+ * controller wrote (this one never writes). doNoScheduleTaintingPass on it decides what this controller
+ * would write for this change, whether or not the other controller was first.
+ *
+ * @example
+ * doNoScheduleTaintingPass(withOwnNoScheduleTaints(nodeNowReady, copyWhenUnknown)); // remove unreachable:NoSchedule
+ */
+export function withOwnNoScheduleTaints(node: Node, previous: Node): Node {
+  return {
+    ...node,
+    taints: [...node.taints.filter((t) => !isNoScheduleConditionTaint(t)), ...noScheduleTaintsFor(previous)],
+  };
 }

@@ -95,6 +95,11 @@ export interface Pod {
   readonly ready?: ConditionStatus;
   /** status.reason (legacy eviction sets "NodeLost"). */
   readonly statusReason?: string;
+  /**
+   * The reason of a True DisruptionTarget condition (taint eviction writes "DeletionByTaintManager"
+   * before it deletes): in shadow mode it tells the cluster's own taint evictions from other deletions.
+   */
+  readonly disruptionTarget?: string;
 }
 
 /** Upstream ZoneState strings, verbatim. */

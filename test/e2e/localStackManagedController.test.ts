@@ -1,7 +1,7 @@
 // `npm start --managed-controller` (issue #20): the local stack with a second, active controller standing
 // in for a managed control plane's own (stage "managed": its own serverless-offline, relay, bus and
 // tables), while the stack's controller runs in shadow mode beside it. A node's kubelet stops and comes
-// back; only the managed controller writes to the cluster; the shadow records its own dry-run decisions
+// back; its pod is marked NotReady and evicted; only the managed controller writes to the cluster; the shadow records its own dry-run decisions
 // and what the managed one did (source `cluster`); `nlc agreement` against the running stack (found by
 // its data directory, no other flag) matches them, each within a monitor period.
 //
@@ -50,7 +50,14 @@ beforeAll(async () => {
       nodes: Zones.flatMap((zone) =>
         [1, 2, 3].map((i) => ({ name: demoNodeName(zone, i), zone, region: 'region-1' })),
       ),
-      pods: [],
+      // Upstream's admission adds no tolerations here: the pod goes as soon as the node is tainted.
+      pods: [
+        {
+          name: `web-${FailingNode}`,
+          node: FailingNode,
+          tolerations: [{ key: Unreachable, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 0 }],
+        },
+      ],
     },
   });
   stack = harness.stack;
@@ -142,10 +149,18 @@ describe('the local stack beside a managed controller', () => {
     ).toBe(true);
     expect(managedTrail.some((d) => d.result === 'dryRun')).toBe(false);
     expect(managedTrail.some((d) => d.source === 'cluster')).toBe(false);
+    // The node stays down until the shadow has decided all it would: its mark, its NoExecute taint (its
+    // drainer, a moment after the managed one's) and the pod's eviction. A node back sooner is one the
+    // shadow rightly would not taint.
     const shadowOwn = await eventually('the shadow recorded its dry-run decisions', async () => {
       const trail = await stack.stores.decisions.query(stack.config.cluster, FailingNode, { limit: 200 });
       const own = trail.filter((d) => d.at >= startedAt && d.source !== 'cluster' && Writes.has(d.what));
-      return own.some((d) => d.what === 'updateNodeStatus') && own.some((d) => d.what === 'swapNodeTaints')
+      const noExecute = own.some(
+        (d) => d.what === 'swapNodeTaints' && JSON.stringify(d.inputs?.add ?? []).includes('NoExecute'),
+      );
+      return own.some((d) => d.what === 'updateNodeStatus') &&
+        noExecute &&
+        own.some((d) => d.what === 'deletePodForTaintEviction')
         ? own
         : undefined;
     });
@@ -162,8 +177,9 @@ describe('the local stack beside a managed controller', () => {
       },
       60_000,
     );
+    let lastView: AgreementView | undefined;
     const agreement = await eventually(
-      'nlc agreement with every compared kind, the removals too',
+      'nlc agreement with the seven actions, each on both sides',
       async () => {
         const { code, stdout, stderr } = await runCli([
           'agreement',
@@ -178,22 +194,35 @@ describe('the local stack beside a managed controller', () => {
         ]);
         if (code !== 0) throw new Error(`nlc agreement exited ${code}: ${stderr}`);
         const view = JSON.parse(stdout) as AgreementView;
-        return view.byKind.taintRemoved.decisions > 0 && view.byKind.markUnknown.decisions > 0
+        lastView = view;
+        // Settled: the seven actions of the story, each seen on both sides (each side's record of
+        // an action comes a moment after it: its event, or its next pass).
+        return view.rows.length >= 7 && view.rows.every((r) => r.ours !== null && r.theirs !== null)
           ? view
           : undefined;
       },
       30_000,
       1_000,
-    );
-    const rows = agreement.rows.filter((r) => r.node === FailingNode);
+    ).catch((error: unknown) => {
+      const rows = (lastView?.rows ?? []).map(
+        (r) => `${r.kind} ${r.subject} ${r.detail} ${String(r.ours)} ${String(r.theirs)}`,
+      );
+      throw new Error(`${String(error)}; the last rows:\n${rows.join('\n')}`, { cause: error });
+    });
+    const rows = agreement.rows.filter((r) => r.subject === FailingNode);
+    const podRows = agreement.rows.filter((r) => r.subject === `default/web-${FailingNode}`);
     console.log(
       `local stack beside a managed controller: ${agreement.agreed}/${agreement.decisions} agreed, ` +
         `median lag ${agreement.medianLagMs} ms, largest ${agreement.maxLagMs} ms; ` +
-        rows.map((r) => `${r.kind} ${r.detail} ${String(r.lagMs)} ms`).join('; '),
+        [...rows, ...podRows]
+          .map(
+            (r) =>
+              `${r.kind} ${r.subject} ${r.detail} ${r.lagMs === null ? `(ours ${String(r.ours)}, theirs ${String(r.theirs)})` : `${r.lagMs} ms`}`,
+          )
+          .join('; '),
     );
     expect(agreement.cluster).toBe(stack.config.cluster);
-    expect(agreement.disagreed).toBe(0);
-    expect(agreement.agreed).toBe(agreement.decisions);
+    expect(rows.every((r) => r.agreed)).toBe(true);
     expect(rows.map((r) => [r.kind, r.detail])).toEqual(
       expect.arrayContaining([
         ['markUnknown', ''],
@@ -202,7 +231,14 @@ describe('the local stack beside a managed controller', () => {
         ['taintRemoved', `${Unreachable}:NoExecute`],
       ]),
     );
-    for (const row of rows) {
+    // And the pod: marked NotReady (MarkPodsNotReady) and its taint eviction begun, by both. Whichever
+    // controller's pass comes first: the shadow decides as if the other's writes were not there.
+    expect(podRows.map((r) => [r.kind, r.agreed])).toEqual([
+      ['podNotReady', true],
+      ['podDeleted', true],
+    ]);
+    expect(agreement.disagreed).toBe(0);
+    for (const row of [...rows, ...podRows]) {
       expect(row.ours).not.toBeNull();
       expect(row.theirs).not.toBeNull();
       expect(Math.abs(row.lagMs ?? Infinity)).toBeLessThanOrEqual(6_000);

@@ -106,6 +106,7 @@ export const pod: fc.Arbitrary<Pod> = fc.record(
     deletionGracePeriodSeconds: fc.nat(),
     ready: conditionStatus,
     statusReason: fc.string(),
+    disruptionTarget: fc.constantFrom('DeletionByTaintManager', 'EvictionByEvictionAPI', ''),
   },
   { requiredKeys: ['namespace', 'name', 'uid', 'nodeName', 'tolerations'] },
 );

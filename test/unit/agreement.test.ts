@@ -2,12 +2,14 @@
 import { describe, expect, it } from 'vitest';
 import {
   actionsFromClusterDecisions,
+  asIfNotEvictedByAnother,
   actionsFromDecisions,
   matchActions,
   nodeControllerActions,
+  podControllerActions,
   type ControllerAction,
 } from '../../shared/agreement.js';
-import type { Node } from '../../shared/domain/types.js';
+import type { Node, Pod } from '../../shared/domain/types.js';
 import type { DecisionRecord } from '../../shared/ports/stores.js';
 
 const S = 1_000;
@@ -152,6 +154,13 @@ describe('matchActions', () => {
       options,
     );
     expect(twice).toMatchObject({ decisions: 2, agreed: 2 });
+    // A pod is deleted once: the shadow deciding it again minutes later is the same decision.
+    const pod = matchActions(
+      [action('podDeleted', 'default/web-1', 85), action('podDeleted', 'default/web-1', 395)],
+      [action('podDeleted', 'default/web-1', 85)],
+      options,
+    );
+    expect(pod).toMatchObject({ decisions: 1, agreed: 1 });
   });
 
   it('pairs repeated actions in time order: a taint added, removed and added again', () => {
@@ -229,5 +238,97 @@ describe('nodeControllerActions (what the cluster did between two copies of a no
         { node: 'a-1', at: at(85), source: 'monitor', what: 'markUnknown', why: '' },
       ]),
     ).toEqual([action('markUnknown', 'a-1', 85), action('taintAdded', 'a-1', 85, `${u}:NoExecute`)]);
+  });
+});
+
+describe('podControllerActions (what the cluster did to a pod, as one Pod Changed shows it)', () => {
+  const pod: Pod = { namespace: 'default', name: 'web-1', uid: 'u1', nodeName: 'a-1', tolerations: [] };
+  const modified = (
+    next: Partial<Pod>,
+    old: { oldReady?: 'True' | 'False'; oldDeletionTimestamp?: number },
+  ) => ({
+    type: 'MODIFIED' as const,
+    pod: { ...pod, ...next },
+    ...old,
+  });
+
+  it('NotReady: Ready lost on a node that is not Ready (MarkPodsNotReady)', () => {
+    const lost = modified({ ready: 'False' }, { oldReady: 'True' });
+    expect(podControllerActions(lost, 'Unknown', at(90))).toEqual([
+      action('podNotReady', 'default/web-1', 90),
+    ]);
+    expect(podControllerActions(lost, 'False', at(90))).toHaveLength(1);
+    // On a Ready node, or one not known: the kubelet's doing, or nothing to tell.
+    expect(podControllerActions(lost, 'True', at(90))).toEqual([]);
+    expect(podControllerActions(lost, undefined, at(90))).toEqual([]);
+    // Not newly lost.
+    expect(
+      podControllerActions(modified({ ready: 'False' }, { oldReady: 'False' }), 'Unknown', at(90)),
+    ).toEqual([]);
+    expect(podControllerActions(modified({ ready: 'False' }, {}), 'Unknown', at(90))).toEqual([]);
+  });
+
+  it('deleted: a deletion newly begun with DisruptionTarget DeletionByTaintManager (taint eviction)', () => {
+    const deleting = { ready: 'True' as const, deletionTimestamp: at(120) };
+    const evicted = modified(
+      { ...deleting, disruptionTarget: 'DeletionByTaintManager' },
+      { oldReady: 'True' },
+    );
+    expect(podControllerActions(evicted, 'Unknown', at(91))).toEqual([
+      action('podDeleted', 'default/web-1', 91),
+    ]);
+    // Already terminating before; deleted by someone else (another reason, or none: before v1.26).
+    expect(podControllerActions({ ...evicted, oldDeletionTimestamp: at(120) }, 'Unknown', at(91))).toEqual(
+      [],
+    );
+    expect(
+      podControllerActions(
+        modified({ ...deleting, disruptionTarget: 'EvictionByEvictionAPI' }, {}),
+        'Unknown',
+        at(91),
+      ),
+    ).toEqual([]);
+    expect(podControllerActions(modified(deleting, {}), 'Unknown', at(91))).toEqual([]);
+    // Adds and deletes are not the controller's actions on a pod.
+    expect(podControllerActions({ ...evicted, type: 'ADDED' }, 'Unknown', at(91))).toEqual([]);
+  });
+
+  it('reads back recorded pod actions once per pod, however often the event was delivered', () => {
+    const recorded = (seconds: number, uid: string) => ({
+      node: 'a-1',
+      at: at(seconds),
+      source: 'cluster',
+      what: 'podDeleted',
+      why: '',
+      inputs: { pod: 'default/web-1', uid },
+    });
+    expect(
+      actionsFromClusterDecisions([recorded(95, 'u1'), recorded(91, 'u1'), recorded(91 + 600, 'u1')]),
+    ).toEqual([action('podDeleted', 'default/web-1', 91)]);
+    // A new pod of the same name (a StatefulSet's) is another action; so is one an hour later.
+    expect(
+      actionsFromClusterDecisions([recorded(91, 'u1'), recorded(100, 'u2'), recorded(91 + 3_600, 'u1')]),
+    ).toEqual([
+      action('podDeleted', 'default/web-1', 91),
+      action('podDeleted', 'default/web-1', 100),
+      action('podDeleted', 'default/web-1', 91 + 3_600),
+    ]);
+  });
+});
+
+describe('asIfNotEvictedByAnother (shadow mode: a taint eviction the cluster began)', () => {
+  it('takes the deletion away only when the DisruptionTarget says taint eviction', () => {
+    const deleting = { deletionTimestamp: at(120) };
+    expect(asIfNotEvictedByAnother({ ...deleting, disruptionTarget: 'DeletionByTaintManager' })).toEqual({
+      disruptionTarget: 'DeletionByTaintManager',
+    });
+    expect(asIfNotEvictedByAnother({ ...deleting, disruptionTarget: 'EvictionByEvictionAPI' })).toEqual({
+      ...deleting,
+      disruptionTarget: 'EvictionByEvictionAPI',
+    });
+    expect(asIfNotEvictedByAnother(deleting)).toEqual(deleting);
+    expect(asIfNotEvictedByAnother({ disruptionTarget: 'DeletionByTaintManager' })).toEqual({
+      disruptionTarget: 'DeletionByTaintManager',
+    });
   });
 });

@@ -59,11 +59,17 @@ const validWire: fc.Arbitrary<{ type: OutgoingEvent['detailType']; wire: Record<
       ),
     arb.heartbeatDigest(8).map((detail) => ({ detailType: HeartbeatDigestDetailType, detail }) as const),
     fc
-      .record({
-        cluster: arb.dnsLabel,
-        type: fc.constantFrom('ADDED' as const, 'DELETED' as const),
-        pod: arb.pod,
-      })
+      .record(
+        {
+          cluster: arb.dnsLabel,
+          type: fc.constantFrom('ADDED' as const, 'MODIFIED' as const, 'DELETED' as const),
+          pod: arb.pod,
+          oldReady: fc.constantFrom('True' as const, 'False' as const, 'Unknown' as const),
+          oldDeletionTimestamp: fc.integer({ min: Date.UTC(2020, 0, 1), max: Date.UTC(2030, 0, 1) }),
+          nodeReady: fc.constantFrom('True' as const, 'False' as const, 'Unknown' as const),
+        },
+        { requiredKeys: ['cluster', 'type', 'pod'] },
+      )
       .map(
         (d) => ({ detailType: PodChangedDetailType, detail: { schemaVersion: 1 as const, ...d } }) as const,
       ),

@@ -231,6 +231,8 @@ export function podFromV1(v1: unknown): Mapped<Pod> {
   const grace = metadata.deletionGracePeriodSeconds;
   const ready = status?.conditions?.find((c) => c.type === 'Ready')?.status;
   const statusReason = status?.reason == null ? undefined : cutPodText(status.reason);
+  const disruption = status?.conditions?.find((c) => c.type === 'DisruptionTarget' && c.status === 'True');
+  const disruptionTarget = disruption === undefined ? undefined : cutPodText(disruption.reason ?? '');
   return {
     ok: true,
     value: {
@@ -245,6 +247,7 @@ export function podFromV1(v1: unknown): Mapped<Pod> {
       ...(typeof grace === 'number' && { deletionGracePeriodSeconds: Math.max(0, safeInteger(grace)) }),
       ...(ready !== undefined && { ready: conditionStatus(ready) }),
       ...(statusReason !== undefined && { statusReason }),
+      ...(disruptionTarget !== undefined && { disruptionTarget }),
     },
   };
 }

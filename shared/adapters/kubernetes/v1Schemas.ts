@@ -74,7 +74,9 @@ export const V1PodSchema = z.object({
   status: z
     .object({
       reason: optionalString,
-      conditions: z.array(z.object({ type: z.string(), status: z.string() })).nullish(),
+      conditions: z
+        .array(z.object({ type: z.string(), status: z.string(), reason: optionalString }))
+        .nullish(),
     })
     .nullish(),
 });

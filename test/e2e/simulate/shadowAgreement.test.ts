@@ -10,10 +10,12 @@
 //   so it decides it again at 90 and 95: one decision), lag -10 s for the mark and both pods' NotReady;
 //   the taints and deletions follow the cluster (the shadow's drainer reads the node from the API, and
 //   taint eviction acts on the taint the cluster shows): agreed at 95 s and 395 s;
-// - managed grace 40 s: it marks at 75 s, before the shadow's 85 s pass, which finds a-1 marked and
-//   decides nothing: the mark and both NotReady are the cluster's alone; the NoExecute taint too (the
-//   shadow's monitor finds a-1 tainted); NoSchedule and the deletions agree (node-taints and taint
-//   eviction react to the node the cluster shows).
+// - managed grace 40 s: it marks and taints at 75 s, before the shadow's grace runs out. The shadow never
+//   writes, so that marking and its NoExecute taint are the other controller's: its monitor decides as if
+//   they were not there (shadowView) and marks at 85 s, with both pods' NotReady (already NotReady by
+//   then: counted, shadow only) and the NoExecute taint (its drainer takes the token though the taint is
+//   in place): lag +10 s for those four; NoSchedule and the deletions follow the cluster, agreed at
+//   75 s and 375 s. Before shadowView the shadow found a-1 marked and decided nothing at all.
 import { readFile } from 'node:fs/promises';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
@@ -115,20 +117,27 @@ describe('shadow-agreement with other settings on the managed side', () => {
     });
   });
 
-  it('a shorter grace there (40s): the cluster marks first, and the shadow never decides it', async () => {
+  it('a shorter grace there (40s): the cluster marks first; the shadow still decides, 10 s later', async () => {
     const result = await withManagedGrace('40s');
     expect(failures(result)).toEqual([]);
     expect(rowsOf(result)).toEqual([
-      ['markUnknown', 'a-1', '', null, 75, false],
+      ['markUnknown', 'a-1', '', 85, 75, false],
       ['podDeleted', 'default/batch-1', '', 75, 75, true],
-      ['podNotReady', 'default/batch-1', '', null, 75, false],
-      ['podNotReady', 'default/web-1', '', null, 75, false],
-      ['taintAdded', 'a-1', 'node.kubernetes.io/unreachable:NoExecute', null, 75, false],
+      ['podNotReady', 'default/batch-1', '', 85, 75, false],
+      ['podNotReady', 'default/web-1', '', 85, 75, false],
+      ['taintAdded', 'a-1', 'node.kubernetes.io/unreachable:NoExecute', 85, 75, false],
       ['taintAdded', 'a-1', 'node.kubernetes.io/unreachable:NoSchedule', 75, 75, true],
       ['podDeleted', 'default/web-1', '', 375, 375, true],
     ]);
     expect(result.agreement?.rows[0]?.why).toBe(
-      "the cluster's controller did it; this one did not decide it; the settings differ: nodeMonitorGracePeriod 50s here, 40s there",
+      "10s later than the cluster's controller; the settings differ: nodeMonitorGracePeriod 50s here, 40s there",
     );
+    expect((summaryOf(result) as SummaryRecord).agreement).toEqual({
+      decisions: 7,
+      agreed: 3,
+      disagreed: 4,
+      medianLagMs: 10 * S,
+      maxLagMs: 10 * S,
+    });
   });
 });

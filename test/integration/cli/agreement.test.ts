@@ -3,8 +3,10 @@
 // node. The story, a minute ago: a-1 marked Unknown by both at the same instant and tainted
 // unreachable:NoExecute by both (the shadow's drainer 2 s later: agreed, within 5 s); a-2 marked by the
 // cluster 10 s before the shadow (a longer grace here: disagreed, lag 10s); the shadow's swap also
-// "removes" not-ready:NoExecute, a taint the cluster never had (not a decision); a pod deletion of the
-// shadow is not compared (the cluster's pod actions are not recorded yet).
+// "removes" not-ready:NoExecute, a taint the cluster never had (not a decision); web-1 marked NotReady by
+// the shadow at once and by the cluster 1 s later (agreed), and its taint eviction begun by both at the
+// same instant (agreed; the cluster's record delivered twice, 30 s apart, is one action); web-2's
+// deletion was the shadow's alone (disagreed).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgreementView } from '../../../cli/commands/agreement.js';
 import type { DecisionRecord } from '../../../shared/ports/stores.js';
@@ -39,6 +41,15 @@ const theirs = (node: string, at: number, what: string, taint?: string): Decisio
   why: "observed: the cluster's own controller",
   ...(taint !== undefined && { inputs: { taint } }),
 });
+const theirsOnPod = (node: string, at: number, what: string, pod: string, seq: number): DecisionRecord => ({
+  node,
+  at,
+  source: 'cluster',
+  what,
+  why: "observed: the cluster's own controller",
+  inputs: { pod, uid: `uid-${pod}` },
+  seq,
+});
 
 beforeAll(async () => {
   db = await startDynamoDb(PREFIX);
@@ -61,9 +72,14 @@ beforeAll(async () => {
       add: [unreachable],
       remove: ['node.kubernetes.io/not-ready:NoExecute'],
     }),
+    ours('a-1', t0, 'markPodsNotReady', { pods: ['default/web-1'] }),
     ours('a-1', t0 + 2 * S, 'deletePodForTaintEviction', { pod: 'default/web-1' }),
+    ours('a-1', t0 + 3 * S, 'deletePodForTaintEviction', { pod: 'default/web-2' }),
     theirs('a-1', t0, 'markUnknown'),
     theirs('a-1', t0, 'taintAdded', unreachable),
+    theirsOnPod('a-1', t0 + S, 'podNotReady', 'default/web-1', 10),
+    theirsOnPod('a-1', t0 + 2 * S, 'podDeleted', 'default/web-1', 11),
+    theirsOnPod('a-1', t0 + 32 * S, 'podDeleted', 'default/web-1', 12),
   ]);
   await stores.decisions.append(CLUSTER, [
     ours('a-2', t0 + 20 * S, 'updateNodeStatus', { conditions: ['Ready=Unknown (NodeStatusUnknown)'] }),
@@ -82,20 +98,26 @@ describe('nlc agreement', () => {
     const view = JSON.parse(stdout) as AgreementView;
     expect(view).toMatchObject({
       cluster: CLUSTER,
-      compared: ['markUnknown', 'taintAdded', 'taintRemoved'],
-      decisions: 3,
-      agreed: 2,
-      disagreed: 1,
-      medianLagMs: 2 * S,
+      compared: ['markUnknown', 'taintAdded', 'taintRemoved', 'podNotReady', 'podDeleted'],
+      decisions: 6,
+      agreed: 4,
+      disagreed: 2,
+      // |lags| of the pairs: 0, 1, 2, 0, 10 s.
+      medianLagMs: 1 * S,
       maxLagMs: 10 * S,
     });
-    expect(view.rows.map((r) => [r.kind, r.node, r.detail, r.lagMs, r.agreed])).toEqual([
+    expect(view.rows.map((r) => [r.kind, r.subject, r.detail, r.lagMs, r.agreed])).toEqual([
       ['markUnknown', 'a-1', '', 0, true],
+      ['podNotReady', 'default/web-1', '', -1 * S, true],
       ['taintAdded', 'a-1', unreachable, 2 * S, true],
+      ['podDeleted', 'default/web-1', '', 0, true],
+      ['podDeleted', 'default/web-2', '', null, false],
       ['markUnknown', 'a-2', '', 10 * S, false],
     ]);
-    expect(view.rows[2]?.why).toBe("10s later than the cluster's controller");
+    expect(view.rows[4]?.why).toBe("this controller decided it; the cluster's did not do it");
+    expect(view.rows[5]?.why).toBe("10s later than the cluster's controller");
     expect(view.byKind.markUnknown).toEqual({ decisions: 2, agreed: 1, disagreed: 1 });
+    expect(view.byKind.podDeleted).toEqual({ decisions: 2, agreed: 1, disagreed: 1 });
   });
 
   it('prints the summary, then the disagreements and the largest lags', async () => {
@@ -103,10 +125,10 @@ describe('nlc agreement', () => {
     expect(code).toBe(0);
     const [first, second] = stdout.split('\n');
     expect(first).toMatch(
-      /^prod: 2 of 3 decisions agree \(67%\) since .+; median lag 2s, largest 10s \(within 5s agrees\)$/,
+      /^prod: 4 of 6 decisions agree \(67%\) since .+; median lag 1s, largest 10s \(within 5s agrees\)$/,
     );
     expect(second).toBe(
-      "by kind: markUnknown 1/2, taintAdded 1/1, taintRemoved 0/0; pods NotReady and deletions are not compared (the cluster's are not recorded yet)",
+      'by kind: markUnknown 1/2, taintAdded 1/1, taintRemoved 0/0, podNotReady 1/1, podDeleted 1/2',
     );
     expect(stdout).toMatch(
       /markUnknown\s+a-2\s+-\s+\S+\s+\S+\s+10s\s+no\s+10s later than the cluster's controller/,

@@ -237,6 +237,35 @@ describe('API faults on the taint write', () => {
     });
   });
 
+  it("in shadow mode a taint in place is the other controller's: the shadow spends the token and records the swap it would make", async () => {
+    // The cluster's own controller tainted node-a first; the shadow (dryRun) writes nothing, so it
+    // decides as if the taint were not there, at its own rate: node-a takes the token, node-b waits.
+    await queued(['node-a', 'node-b']);
+    world.api.store.nodes.patch(
+      'node-a',
+      {
+        spec: {
+          taints: [
+            { key: TaintNodeUnreachable, effect: 'NoExecute', timeAdded: new Date(t0 - S).toISOString() },
+          ],
+        },
+      },
+      { type: 'merge' },
+    );
+    const mark = world.api.requests.length;
+    const deps = world.drainerDeps({ config: { ...world.config, dryRun: true } });
+    const result = await runDrainer(deps, t0);
+    expect(result.zones).toEqual([{ zone, processed: 1, evicted: 1, retried: 0 }]);
+    expect(world.writesSince(mark)).toEqual([]);
+    expect((await queueOf())?.queue.map((v) => v.value)).toEqual(['node-b']);
+    const trail = await world.stores.decisions.query('test', 'node-a', { newestFirst: false });
+    expect(trail.find((d) => d.what === 'swapNodeTaints')).toMatchObject({
+      source: 'drainer',
+      result: 'dryRun',
+      inputs: { add: [`${TaintNodeUnreachable}:NoExecute`] },
+    });
+  });
+
   it('a node that is Ready again by the time its token comes is dequeued without a write', async () => {
     await queued(['node-a']);
     const status = world.api.store.nodes.get('node-a').status;

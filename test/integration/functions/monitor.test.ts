@@ -553,6 +553,35 @@ describe('lease confirmation (emulationVersion 1.37, PR #138698)', () => {
     expect((await world.stores.controllerState.loadMeta('test')).leaseWrittenVersion).toBeUndefined();
   });
 
+  it('a forged digest naming a Lease version the relay never saw costs one pass: the next genuine digest marks', async () => {
+    // Whoever holds the relay's role sends one digest claiming node-c's Lease is at a version behind the
+    // API's. The API is the truth: the pass is held and the API's version recorded, which a relay that
+    // is synced (as the genuine one is) passes at once.
+    const rv = await silentNodeWithLease('1.37');
+    const forged = { leaseVersions: new Map([['node-c', '1']]), leaseResourceVersion: '1' };
+    expect(heldBy(await pass(t0 + 55 * S, ['node-c'], { leases: forged }))).toBe('stale');
+    expect(readyOf('node-c')).toBe('True');
+    expect((await world.stores.controllerState.loadMeta('test')).leaseWrittenVersion).toBe(rv);
+    const genuine = { leaseVersions: new Map([['node-c', rv]]), leaseResourceVersion: rv };
+    expect(heldBy(await pass(t0 + 60 * S, ['node-c'], { leases: genuine }))).toBe('none');
+    expect(readyOf('node-c')).toBe('Unknown');
+  });
+
+  it('a forged digest claiming a synced version far ahead clears the record, but each node is still read against the API', async () => {
+    const rv = await silentNodeWithLease('1.37');
+    const live = renewBehindTheRelay();
+    const behind = { leaseVersions: new Map([['node-c', rv]]), leaseResourceVersion: rv };
+    expect(heldBy(await pass(t0 + 55 * S, ['node-c'], { leases: behind }))).toBe('stale');
+    // The forger's "synced far ahead" lets the pass proceed past the record, and its stale copy of
+    // node-c's Lease is caught by the read all the same: node-c is not marked.
+    const forged = { leaseVersions: new Map([['node-c', rv]]), leaseResourceVersion: '999999999999' };
+    const mark = world.api.requests.length;
+    expect(heldBy(await pass(t0 + 60 * S, ['node-c'], { leases: forged }))).toBe('stale');
+    expect(leaseReads(mark)).toBe(1);
+    expect(readyOf('node-c')).toBe('True');
+    expect((await world.stores.controllerState.loadMeta('test')).leaseWrittenVersion).toBe(live);
+  });
+
   it('at emulationVersion 1.36 reads no Lease and marks on the digest alone', async () => {
     const rv = await silentNodeWithLease('1.36');
     renewBehindTheRelay();

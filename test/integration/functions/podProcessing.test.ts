@@ -215,6 +215,119 @@ describe('processPod (taint mode)', () => {
   });
 });
 
+describe("shadow mode: what the cluster's own controller did to a pod (nlc agreement)", () => {
+  it("records a NotReady mark on a node that is not Ready, and a taint eviction begun, as the cluster's (source cluster)", async () => {
+    await seedNode('node1', { ready: 'Unknown' });
+    // The cluster's controller marks the node Unknown in the API and in the copy node-taints keeps.
+    await fx.stores.nodes.putNode(cluster, {
+      ...nodeOf(fx.api, 'node1'),
+      conditions: [
+        { type: 'Ready', status: 'Unknown', reason: 'NodeStatusUnknown', lastTransitionTime: START },
+      ],
+      resourceVersion: '999999',
+    });
+    createPod(fx.api, 'pod1', { nodeName: 'node1' });
+    const before = podOf(fx.api, 'pod1');
+    const markedAt = START + 1_000;
+    fx.clock.time = markedAt;
+    const notReady = {
+      ...podChanged(cluster, { ...before, ready: 'False' as const }, 'MODIFIED'),
+      oldReady: 'True' as const,
+    };
+    expect(await processPodChange(deps({ dryRun: true }), notReady)).toEqual({
+      kind: 'skipped',
+      reason: 'notNewlyBound',
+    });
+    fx.clock.time = START + 2_000;
+    const evicted = {
+      ...podChanged(
+        cluster,
+        {
+          ...before,
+          ready: 'False' as const,
+          deletionTimestamp: START + 32_000,
+          disruptionTarget: 'DeletionByTaintManager',
+        },
+        'MODIFIED',
+      ),
+      oldReady: 'False' as const,
+    };
+    await processPodChange(deps({ dryRun: true }), evicted);
+    // A redelivery at the same instant is the same row; a later one the reader counts once
+    // (shared/agreement.ts).
+    await processPodChange(deps({ dryRun: true }), evicted);
+
+    const trail = await fx.stores.decisions.query(cluster, 'node1', { newestFirst: false });
+    expect(trail.map((d) => [d.source, d.what, d.at, d.inputs])).toEqual([
+      ['cluster', 'podNotReady', markedAt, { pod: 'default/pod1', uid: before.uid }],
+      ['cluster', 'podDeleted', START + 2_000, { pod: 'default/pod1', uid: before.uid }],
+    ]);
+    expect(trail[0]?.why).toBe(
+      "observed: the cluster's own controller marked pod default/pod1 Ready=False (its node is Unknown)",
+    );
+    expect(fx.writes()).toEqual([]);
+  });
+
+  it("a NotReady mark seen before node-taints stored the node's marking: the API's node decides", async () => {
+    await seedNode('node1', { ready: 'True' });
+    createPod(fx.api, 'pod1', { nodeName: 'node1' });
+    const pod = podOf(fx.api, 'pod1');
+    // The cluster's controller marked node1 in the API; the stored copy still says Ready.
+    fx.api.store.nodes.patch(
+      'node1',
+      { status: { conditions: [{ type: 'Ready', status: 'Unknown', reason: 'NodeStatusUnknown' }] } },
+      { type: 'strategic', subresource: 'status' },
+    );
+    const lost = {
+      ...podChanged(cluster, { ...pod, ready: 'False' as const }, 'MODIFIED'),
+      oldReady: 'True' as const,
+    };
+    await processPodChange(deps({ dryRun: true }), lost);
+    const trail = await fx.stores.decisions.query(cluster, 'node1');
+    expect(trail.map((d) => [d.source, d.what])).toEqual([['cluster', 'podNotReady']]);
+  });
+
+  it("a NotReady mark processed after the node is back: the relay's view of the node then decides", async () => {
+    await seedNode('node1', { ready: 'True' });
+    createPod(fx.api, 'pod1', { nodeName: 'node1' });
+    const pod = podOf(fx.api, 'pod1');
+    const lost = {
+      ...podChanged(cluster, { ...pod, ready: 'False' as const }, 'MODIFIED'),
+      oldReady: 'True' as const,
+      nodeReady: 'Unknown' as const,
+    };
+    fx.mark();
+    await processPodChange(deps({ dryRun: true }), lost);
+    expect(fx.requests().filter((r) => r.resource === 'nodes')).toEqual([]);
+    const trail = await fx.stores.decisions.query(cluster, 'node1');
+    expect(trail.map((d) => [d.source, d.what])).toEqual([['cluster', 'podNotReady']]);
+  });
+
+  it('records nothing on a Ready node, for an eviction by another writer, or when active', async () => {
+    await seedNode('node1', { ready: 'True' });
+    createPod(fx.api, 'pod1', { nodeName: 'node1' });
+    const pod = podOf(fx.api, 'pod1');
+    const lost = {
+      ...podChanged(cluster, { ...pod, ready: 'False' as const }, 'MODIFIED'),
+      oldReady: 'True' as const,
+    };
+    await processPodChange(deps({ dryRun: true }), lost);
+    const drained = podChanged(
+      cluster,
+      { ...pod, deletionTimestamp: START + 30_000, disruptionTarget: 'EvictionByEvictionAPI' },
+      'MODIFIED',
+    );
+    await processPodChange(deps({ dryRun: true }), drained);
+    const evicted = podChanged(
+      cluster,
+      { ...pod, deletionTimestamp: START + 30_000, disruptionTarget: 'DeletionByTaintManager' },
+      'MODIFIED',
+    );
+    await processPodChange(deps(), evicted);
+    expect(await fx.stores.decisions.query(cluster, 'node1')).toEqual([]);
+  });
+});
+
 describe('processPod (legacy mode: processNoTaintBaseEviction for the pod)', () => {
   const longAgo = START - 10 * 60_000; // past the 5 m podEvictionTimeout
 

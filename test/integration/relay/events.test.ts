@@ -142,6 +142,63 @@ describe('Pod Changed', () => {
   });
 });
 
+describe("Pod Changed for a pod marked NotReady (what a shadow records of the cluster's controller)", () => {
+  const setPodReady = (name: string, status: 'True' | 'False'): void => {
+    sim.api.store.pods.patch(
+      name,
+      { status: { conditions: [{ type: 'Ready', status }] } },
+      { type: 'strategic', subresource: 'status', namespace: 'default' },
+    );
+  };
+
+  it('is published on a node known not Ready, or held until its node turns out not Ready; not on a Ready node', async () => {
+    createNode(sim, 'node-a');
+    createNode(sim, 'node-b');
+    createNode(sim, 'node-c');
+    for (const [pod, node] of [
+      ['web-a', 'node-a'],
+      ['web-b', 'node-b'],
+      ['web-c', 'node-c'],
+    ] as const) {
+      createPod(sim, pod, node);
+      setPodReady(pod, 'True');
+    }
+    const t = await startRelay();
+    await settle(t);
+    const before = t.sink.podChanges().length;
+
+    // node-a marked Unknown, then its pod marked NotReady: published at once.
+    setReady(sim, 'node-a', 'Unknown', t0);
+    await settle(t);
+    setPodReady('web-a', 'False');
+    await waitFor(sim, () => t.sink.podChanges().length === before + 1, 'web-a NotReady');
+    expect(t.sink.podChanges()[before]).toMatchObject({
+      type: 'MODIFIED',
+      pod: { name: 'web-a', ready: 'False' },
+      oldReady: 'True',
+    });
+
+    // web-b's NotReady seen before node-b's mark (two watches, no order between them): held, then
+    // published when node-b is seen not Ready.
+    setPodReady('web-b', 'False');
+    await settle(t);
+    expect(t.sink.podChanges()).toHaveLength(before + 1);
+    setReady(sim, 'node-b', 'Unknown', t0);
+    await waitFor(sim, () => t.sink.podChanges().length === before + 2, 'web-b NotReady, released');
+    expect(t.sink.podChanges()[before + 1]).toMatchObject({
+      pod: { name: 'web-b', ready: 'False' },
+      oldReady: 'True',
+    });
+
+    // web-c on a node that stays Ready (its kubelet's own readiness probe): never published.
+    setPodReady('web-c', 'False');
+    await settle(t);
+    setReady(sim, 'node-c', 'True', t0 + 10_000);
+    await settle(t);
+    expect(t.sink.podChanges().map((c) => c.pod.name)).not.toContain('web-c');
+  });
+});
+
 describe('the first list', () => {
   it('is published as the relay view: every node, those the functions act on first, and only their pods', async () => {
     createNode(sim, 'healthy');

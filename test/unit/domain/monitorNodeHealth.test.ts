@@ -682,3 +682,84 @@ describe('monitorNodeHealth: a node copy older than the cluster (a node that die
     expect(result.state.nodeHealth.get('node0')?.probeTimestamp).toBe(now);
   });
 });
+
+describe('monitorNodeHealth in shadow mode (dryRun beside another controller: shadowView)', () => {
+  // The other controller (grace 40 s) marks node0 Unknown, taints it unreachable:NoExecute and marks its
+  // pod NotReady before this one's 50 s grace runs out. This one never writes, so all of that is the
+  // other's: it decides as if it were not there, and writes (records) what it would have done itself.
+  const t0 = t('2017-01-01T12:00:00Z');
+  const created = t('2012-01-01T00:00:00Z');
+  const unreachable = {
+    key: 'node.kubernetes.io/unreachable',
+    effect: 'NoExecute' as const,
+    timeAdded: t0 + 45_000,
+  };
+
+  function setUp(shadow: boolean) {
+    // node1 stays healthy, so the zone is Normal (a zone entirely down stops NoExecute tainting).
+    const cluster = new FakeCluster(
+      [
+        newNode('node0', { created, labels: z1, conditions: [ready('True', t0, t0)] }),
+        newNode('node1', { created, labels: z1, conditions: [ready('True', t0, t0)] }),
+      ],
+      [newPod('pod0', 'node0', { ready: 'True' })],
+    );
+    const h = new Harness(cluster, testConfig, { heartbeatIsProbe: false, shadow });
+    h.leases.set('node0', { renewTime: t0 });
+    h.leases.set('node1', { renewTime: t0 + 60_000 });
+    h.monitor(t0);
+    // The other controller's pass at t0 + 45 s.
+    cluster.setConditions('node0', [
+      {
+        type: 'Ready',
+        status: 'Unknown',
+        reason: 'NodeStatusUnknown',
+        lastHeartbeatTime: t0,
+        lastTransitionTime: t0 + 45_000,
+      },
+    ]);
+    cluster.put({ ...cluster.node('node0'), taints: [unreachable] });
+    cluster.pods = cluster.pods.map((p) => ({ ...p, ready: 'False' as const }));
+    return { cluster, h };
+  }
+
+  it("before its own grace runs out it neither writes nor lifts the other controller's taint", () => {
+    const { cluster, h } = setUp(true);
+    cluster.effects.length = 0;
+    h.monitor(t0 + 47_000);
+    expect(cluster.effects.map((e) => e.kind)).toEqual([]);
+    expect(h.state.nodeHealth.get('node0')?.status.find((c) => c.type === 'Ready')?.status).toBe('True');
+  });
+
+  it('once it does, it marks the node, marks its pods NotReady (already so) and queues the taint', () => {
+    const { cluster, h } = setUp(true);
+    h.monitor(t0 + 47_000);
+    cluster.effects.length = 0;
+    const result = h.monitor(t0 + 52_000);
+    const writes = cluster.effects.filter(
+      (e) => e.kind === 'updateNodeStatus' || e.kind === 'markPodsNotReady',
+    );
+    expect(writes.map((e) => e.kind)).toEqual(['updateNodeStatus', 'markPodsNotReady']);
+    expect(result.readiness.get('node0')).toMatchObject({
+      observed: { status: 'True' },
+      current: { status: 'Unknown' },
+    });
+    expect(h.queued(z1id)).toEqual(['node0']);
+    // Its own marking is saved: the next pass decides nothing again.
+    cluster.effects.length = 0;
+    h.monitor(t0 + 57_000);
+    expect(
+      cluster.effects.filter((e) => e.kind === 'updateNodeStatus' || e.kind === 'markPodsNotReady'),
+    ).toEqual([]);
+  });
+
+  it('upstream (active) sees the marking as its own state: no write, no pods, nothing queued', () => {
+    const { cluster, h } = setUp(false);
+    h.monitor(t0 + 47_000);
+    cluster.effects.length = 0;
+    h.monitor(t0 + 52_000);
+    expect(
+      cluster.effects.filter((e) => e.kind === 'updateNodeStatus' || e.kind === 'markPodsNotReady'),
+    ).toEqual([]);
+  });
+});

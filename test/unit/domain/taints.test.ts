@@ -23,6 +23,7 @@ import {
   taintKeyToNodeConditionMap,
   taintSemanticallyEqual,
   taintSetDiff,
+  withOwnNoScheduleTaints,
 } from '../../../shared/domain/taints.js';
 import type {
   ConditionStatus,
@@ -716,5 +717,53 @@ describe('properties', () => {
         expect(removeTaint(taints, taint).updated).toBe(taintExists(taints, taint));
       }),
     );
+  });
+});
+
+describe('withOwnNoScheduleTaints (shadow mode: decide on the taints this controller would have had)', () => {
+  const unreachableNoSchedule = { key: 'node.kubernetes.io/unreachable', effect: 'NoSchedule' as const };
+  const base = {
+    name: 'a-1',
+    uid: 'u',
+    labels: {},
+    unschedulable: false,
+    creationTimestamp: 0,
+  };
+  const withReady = (status: 'True' | 'Unknown', taints: Taint[]) => ({
+    ...base,
+    conditions: [
+      { type: 'Ready', status, reason: status === 'Unknown' ? 'NodeStatusUnknown' : 'KubeletReady' },
+    ],
+    taints,
+  });
+  const other = { key: 'example.com/dedicated', effect: 'NoSchedule' as const, value: 'gpu' };
+
+  it('the node back Ready, its taint already lifted by the other controller: this one would remove it', () => {
+    const previous = withReady('Unknown', [unreachableNoSchedule, other]);
+    const now = withReady('True', [other]);
+    expect(doNoScheduleTaintingPass(now)).toBeUndefined();
+    expect(doNoScheduleTaintingPass(withOwnNoScheduleTaints(now, previous))).toEqual({
+      toAdd: [],
+      toRemove: [unreachableNoSchedule],
+    });
+  });
+
+  it('the node marked Unknown and tainted by the other controller in one view: this one would add it', () => {
+    const previous = withReady('True', [other]);
+    const now = withReady('Unknown', [unreachableNoSchedule, other]);
+    expect(doNoScheduleTaintingPass(now)).toBeUndefined();
+    expect(doNoScheduleTaintingPass(withOwnNoScheduleTaints(now, previous))).toEqual({
+      toAdd: [unreachableNoSchedule],
+      toRemove: [],
+    });
+  });
+
+  it('no change of conditions, nothing to decide (it decided at the change); other taints are kept', () => {
+    const node = withReady('Unknown', [other]);
+    expect(doNoScheduleTaintingPass(node)).toEqual({ toAdd: [unreachableNoSchedule], toRemove: [] });
+    expect(doNoScheduleTaintingPass(withOwnNoScheduleTaints(node, node))).toBeUndefined();
+    const tainted = withReady('Unknown', [unreachableNoSchedule, other]);
+    expect(doNoScheduleTaintingPass(withOwnNoScheduleTaints(tainted, tainted))).toBeUndefined();
+    expect(withOwnNoScheduleTaints(tainted, tainted).taints).toContainEqual(other);
   });
 });

@@ -107,6 +107,39 @@ describe('coalesceChanges', () => {
     );
   });
 
+  it("takes an update's before-fields from the older change: what the consumers last heard", () => {
+    const before = pod('web-0', 'node-a');
+    const tolerating: Pod = { ...before, tolerations: [{ key: 'k', operator: 'Exists' }] };
+    const podUpdate = (
+      p: Pod,
+      old: { oldTolerations: Pod['tolerations']; oldReady: 'True' },
+    ): ChangeEvent => ({
+      detailType: 'Pod Changed',
+      detail: { schemaVersion: 1, cluster: 'prod', type: 'MODIFIED', pod: p, ...old },
+    });
+    const older = podUpdate({ ...tolerating, ready: 'True' }, { oldTolerations: [], oldReady: 'True' });
+    const newerPod: Pod = { ...tolerating, ready: 'False', deletionTimestamp: t0 };
+    const newer = podUpdate(newerPod, { oldTolerations: tolerating.tolerations, oldReady: 'True' });
+    // Tolerations changed, then the pod marked NotReady and deleted: the merged update still says the
+    // tolerations changed (from none) and Ready was True before it.
+    const merged = coalesceChanges(older, newer).detail;
+    expect(merged).toMatchObject({ type: 'MODIFIED', pod: newerPod, oldTolerations: [], oldReady: 'True' });
+    expect(merged).not.toHaveProperty('oldDeletionTimestamp');
+    // Added then updated: no before-fields at all.
+    expect(coalesceChanges(podChange('ADDED', before), newer).detail).not.toHaveProperty('oldTolerations');
+
+    const taint = { key: 'node.kubernetes.io/unreachable', effect: 'NoExecute' as const };
+    const nodeUpdate = (n: Node, oldNoExecuteTaints: Node['taints']): ChangeEvent => ({
+      detailType: 'Node Changed',
+      detail: { schemaVersion: 1, cluster: 'prod', type: 'MODIFIED', node: n, oldNoExecuteTaints },
+    });
+    const mergedNode = coalesceChanges(
+      nodeUpdate(node('node-a'), []),
+      nodeUpdate(node('node-a', { taints: [taint] }), [taint]),
+    );
+    expect(mergedNode.detail).toMatchObject({ oldNoExecuteTaints: [] });
+  });
+
   it('keys objects by kind, name and uid: a re-created node is another object', () => {
     expect(changeKey(nodeChange('ADDED', node('node-a')))).not.toBe(
       changeKey(nodeChange('ADDED', node('node-a', { uid: 'other' }))),

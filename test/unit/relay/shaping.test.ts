@@ -279,6 +279,20 @@ describe('podChangeIsRelevant', () => {
     expect(podChangeIsRelevant(old, next)).toBe(want);
   });
 
+  it('Ready newly False counts on a node known not to be Ready only (MarkPodsNotReady, for a shadow)', () => {
+    const readyPod = { ...pod0, ready: 'True' as const };
+    const notReady = { ...pod0, ready: 'False' as const };
+    const node = (status: string | undefined) => (name: string) => (name === pod0.nodeName ? status : 'True');
+    expect(podChangeIsRelevant(readyPod, notReady, node('Unknown'))).toBe(true);
+    expect(podChangeIsRelevant(readyPod, notReady, node('False'))).toBe(true);
+    expect(podChangeIsRelevant(readyPod, notReady, node('True'))).toBe(false);
+    expect(podChangeIsRelevant(readyPod, notReady, node(undefined))).toBe(false);
+    // Not a loss of readiness: False again, or regained.
+    expect(podChangeIsRelevant(notReady, notReady, node('Unknown'))).toBe(false);
+    expect(podChangeIsRelevant(notReady, readyPod, node('Unknown'))).toBe(false);
+    expect(podChangeIsRelevant({ ...pod0, ready: undefined }, notReady, node('Unknown'))).toBe(false);
+  });
+
   it('is false for a pod compared with itself; adds and deletes of bound pods always count', () => {
     fc.assert(
       fc.property(arb.pod, (pod) => {
@@ -316,6 +330,7 @@ describe('nodeChanged and podChanged', () => {
       pod: { ...pod0, nodeName: 'node-b' },
       oldNodeName: 'node-a',
       oldTolerations: pod0.tolerations,
+      oldReady: 'True',
     });
     expect(podChanged('prod', { ...pod0, nodeName: '' }, pod0)).not.toHaveProperty('oldNodeName');
     // Upstream PodUpdated compares tolerations: a MODIFIED event carries the ones before the change.
@@ -327,6 +342,25 @@ describe('nodeChanged and podChanged', () => {
     expect(podChanged('prod', undefined, pod0)).not.toHaveProperty('oldTolerations');
     expect(podChanged('prod', pod0, undefined)).toMatchObject({ type: 'DELETED', pod: pod0 });
     expect(podChanged('prod', pod0, { ...pod0, ready: 'False' })).toBeUndefined();
+  });
+
+  it('carries the old Ready status and deletionTimestamp on an update (what a shadow records)', () => {
+    const deleting = { ...pod0, deletionTimestamp: at('2026-11-21T10:05:13Z') };
+    expect(podChanged('prod', { ...pod0, ready: 'True' }, { ...deleting, ready: 'True' })).toMatchObject({
+      type: 'MODIFIED',
+      oldReady: 'True',
+    });
+    expect(
+      podChanged('prod', { ...pod0, ready: 'True' }, { ...pod0, ready: 'False' }, () => 'Unknown'),
+    ).toMatchObject({ type: 'MODIFIED', oldReady: 'True', pod: { ready: 'False' }, nodeReady: 'Unknown' });
+    // The node's Ready rides along only with a loss of the pod's own.
+    expect(podChanged('prod', { ...pod0, ready: 'True' }, { ...deleting, ready: 'True' })).not.toHaveProperty(
+      'nodeReady',
+    );
+    const moved = podChanged('prod', deleting, { ...deleting, nodeName: 'node-b' });
+    expect(moved).toMatchObject({ oldDeletionTimestamp: deleting.deletionTimestamp });
+    expect(podChanged('prod', undefined, deleting)).not.toHaveProperty('oldReady');
+    expect(podChanged('prod', { ...pod0, ready: undefined }, deleting)).not.toHaveProperty('oldReady');
   });
 
   it('builds Node Changed details carrying the previous NoExecute taints on an update', () => {

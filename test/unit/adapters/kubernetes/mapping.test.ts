@@ -168,6 +168,27 @@ describe('podFromV1', () => {
     });
   });
 
+  it('reads the reason of a True DisruptionTarget condition only (taint eviction marks its deletions)', () => {
+    const withConditions = (conditions: object[]) =>
+      podFromV1({ metadata: { name: 'p', namespace: 'ns', uid: 'u' }, status: { conditions } });
+    expect(
+      withConditions([
+        { type: 'Ready', status: 'False' },
+        {
+          type: 'DisruptionTarget',
+          status: 'True',
+          reason: 'DeletionByTaintManager',
+          message: 'Taint manager: deleting due to NoExecute taint',
+        },
+      ]),
+    ).toMatchObject({ ok: true, value: { ready: 'False', disruptionTarget: 'DeletionByTaintManager' } });
+    expect(withConditions([{ type: 'DisruptionTarget', status: 'True' }])).toMatchObject({
+      value: { disruptionTarget: '' },
+    });
+    const notDisrupted = withConditions([{ type: 'DisruptionTarget', status: 'False', reason: 'X' }]);
+    expect(notDisrupted.ok && notDisrupted.value).not.toHaveProperty('disruptionTarget');
+  });
+
   it('reads an unbound pod without a Ready condition', () => {
     expect(
       podFromV1({ metadata: { name: 'p', namespace: 'ns', uid: 'u' }, spec: { containers: [] } }),
