@@ -49,6 +49,8 @@ export const AgreementOptionsSchema = StoreOptionsSchema.safeExtend({
   since: durationSchema('positive').default(24 * 3_600_000),
   tolerance: durationSchema('positive').default(5_000),
   output: OutputFormatSchema,
+  /** Also write the agreement as one self-contained HTML page. */
+  report: z.string().min(1, 'expected a file name, e.g. agreement.html').optional(),
 });
 export type AgreementOptions = z.output<typeof AgreementOptionsSchema>;
 
@@ -173,6 +175,10 @@ export function renderAgreement(view: AgreementView, wide: boolean, paint: Paint
  * await runAgreement(parseOptions(AgreementOptionsSchema, { since: '1h' }), io); // 0
  */
 export async function runAgreement(options: AgreementOptions, io: CliIo): Promise<number> {
+  // Checked before reading every trail: a report that cannot be written fails at once (exit 1).
+  const reportFiles =
+    options.report === undefined ? undefined : await import('../../local/simulate/report/index.js');
+  if (options.report !== undefined) await reportFiles?.checkReportFile(options.report);
   const target = await resolveTarget(options, io.env);
   const since = Date.now() - options.since;
   const trails = await withStores(target, io.env, async (stores) => {
@@ -192,6 +198,11 @@ export async function runAgreement(options: AgreementOptions, io: CliIo): Promis
   await writeOutput(io, options.output, view, () =>
     renderAgreement(view, options.output === 'wide', stdoutPaint(io)),
   );
+  if (options.report !== undefined && reportFiles !== undefined) {
+    const { renderAgreementPage } = await import('./agreementReport.js');
+    await reportFiles.writeReport(options.report, renderAgreementPage(view));
+    io.stderr.write(`report written to ${options.report}\n`);
+  }
   return 0;
 }
 
@@ -207,9 +218,13 @@ sums it up; the table lists the disagreements and the largest lags (-o wide: eve
 cluster, since, toleranceMs, compared, decisions, agreed, disagreed, medianLagMs, maxLagMs, byKind,
 worst[], rows[] {kind, subject, detail, ours, theirs, lagMs, agreed, why}.
 
+--report FILE also writes it as one self-contained HTML page (the summary, the totals per kind, the
+disagreements, the largest lags, every decision): evidence to pass on before switching to mode=active.
+
 Examples:
   nlc agreement --stage prod --region eu-west-1 --since 6h
-  nlc agreement -o json                      # next to a running npm start`;
+  nlc agreement -o json                      # next to a running npm start
+  nlc agreement --since 7d --report agreement.html`;
 
 export function agreementCommand(ctx: CommandContext): Command {
   return addStoreOptions(new Command('agreement'))
@@ -217,9 +232,14 @@ export function agreementCommand(ctx: CommandContext): Command {
     .option('--since <duration>', 'only decisions this recent (like 1h, 30m)', '24h')
     .option('--tolerance <duration>', 'largest lag that agrees', '5s')
     .option(OUTPUT_FLAGS, OUTPUT_HELP)
+    .option('--report <file>', 'also write a self-contained HTML page')
     .addHelpText('after', AGREEMENT_HELP)
-    .action(async (opts: RawStoreOptions & { since?: string; tolerance?: string; output?: string }) => {
-      const options = parseOptions(AgreementOptionsSchema, withEnvDefaults(opts, ctx.io.env));
-      ctx.exitCode = await runAgreement(options, ctx.io);
-    });
+    .action(
+      async (
+        opts: RawStoreOptions & { since?: string; tolerance?: string; output?: string; report?: string },
+      ) => {
+        const options = parseOptions(AgreementOptionsSchema, withEnvDefaults(opts, ctx.io.env));
+        ctx.exitCode = await runAgreement(options, ctx.io);
+      },
+    );
 }

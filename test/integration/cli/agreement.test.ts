@@ -7,6 +7,9 @@
 // the shadow at once and by the cluster 1 s later (agreed), and its taint eviction begun by both at the
 // same instant (agreed; the cluster's record delivered twice, 30 s apart, is one action); web-2's
 // deletion was the shadow's alone (disagreed).
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgreementView } from '../../../cli/commands/agreement.js';
 import type { DecisionRecord } from '../../../shared/ports/stores.js';
@@ -133,6 +136,30 @@ describe('nlc agreement', () => {
     expect(stdout).toMatch(
       /markUnknown\s+a-2\s+-\s+\S+\s+\S+\s+10s\s+no\s+10s later than the cluster's controller/,
     );
+  });
+
+  it('--report writes one self-contained page: the summary, every row, the disagreements first', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'nlc-agreement-'));
+    try {
+      const file = join(dir, 'agreement.html');
+      const { code, stderr } = await runCli(['agreement', ...target, '--report', file, '-o', 'json']);
+      expect(code).toBe(0);
+      expect(stderr).toBe(`report written to ${file}\n`);
+      const html = await readFile(file, 'utf8');
+      expect(html).toMatch(/^<!doctype html>/);
+      expect(html).toContain('<b>4 of 6</b> decisions agree (67%)');
+      expect(html).toContain('<h2>Disagreements (2)</h2>');
+      expect(html).toContain('<h2>Every decision (6)</h2>');
+      // Values from the trail are escaped ("cluster's" has a quote).
+      expect(html).toContain('10s later than the cluster&#39;s controller');
+      expect(html).not.toMatch(/<script|https?:\/\//);
+      // A report that cannot be written fails before anything is read (exit 1), naming the file.
+      const bad = await runCli(['agreement', ...target, '--report', join(dir, 'missing', 'x.html')]);
+      expect(bad.code).toBe(1);
+      expect(bad.stderr).toContain(join(dir, 'missing', 'x.html'));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('--since leaves out older decisions; a bad duration exits 2 naming the flag', async () => {
