@@ -11,12 +11,12 @@ import {
   actionsFromDecisions,
   matchActions,
   type AgreementKind,
-  type AgreementReport,
   type AgreementRow,
 } from '../../shared/agreement.js';
 import { durationSchema, formatDuration } from '../../shared/duration.js';
 import type { StoredDecision } from '../../shared/ports/stores.js';
 import { parseOptions } from '../errors.js';
+import type { AgreementRowView, AgreementView } from './agreementView.js';
 import {
   OUTPUT_FLAGS,
   OUTPUT_HELP,
@@ -57,33 +57,7 @@ export type AgreementOptions = z.output<typeof AgreementOptionsSchema>;
 // ---------------------------------------------------------------------------------------------------
 // The report (`-o json|yaml`: a public interface)
 
-export interface AgreementRowView {
-  readonly kind: AgreementKind;
-  /** The node, or the pod (`namespace/name`) of a pod action. */
-  readonly subject: string;
-  /** The taint (`key:effect`), or "". */
-  readonly detail: string;
-  readonly ours: string | null;
-  readonly theirs: string | null;
-  readonly lagMs: number | null;
-  readonly agreed: boolean;
-  readonly why: string | null;
-}
-
-export interface AgreementView {
-  readonly cluster: string;
-  readonly since: string;
-  readonly toleranceMs: number;
-  readonly compared: readonly AgreementKind[];
-  readonly decisions: number;
-  readonly agreed: number;
-  readonly disagreed: number;
-  readonly medianLagMs: number;
-  readonly maxLagMs: number;
-  readonly byKind: AgreementReport['byKind'];
-  readonly worst: readonly AgreementRowView[];
-  readonly rows: readonly AgreementRowView[];
-}
+export type { AgreementRowView, AgreementView };
 
 const rowView = (r: AgreementRow): AgreementRowView => ({
   kind: r.kind,

@@ -4,7 +4,7 @@
 // it opens from a mail attachment or an artifact store as it is.
 import { formatDuration } from '../../shared/duration.js';
 import { escapeXml } from '../../local/simulate/report/timelineSvg.js';
-import type { AgreementRowView, AgreementView } from './agreement.js';
+import type { AgreementRowView, AgreementView } from './agreementView.js';
 
 const Style = `
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2rem auto; max-width: 72rem; padding: 0 1rem; color: #1b1f24; }
