@@ -53,6 +53,16 @@ export const DefaultPorts: StackPorts = Object.freeze({
 
 export const PortNames = Object.keys(DefaultPorts) as readonly PortName[];
 
+/** Every port 0: each part picks a free one (tests; the second controller of --managed-controller). */
+export const AnyPorts: StackPorts = Object.freeze({
+  apiServer: 0,
+  dynamodb: 0,
+  eventBridge: 0,
+  eventBridgePubSub: 0,
+  lambda: 0,
+  relay: 0,
+});
+
 function listenOnce(port: number): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();

@@ -52,7 +52,7 @@ import {
 } from './log.js';
 import { startOffline, type OfflineProcess } from './offline.js';
 import { removeStackRecord, writeStackRecord } from './stackRecord.js';
-import { DefaultPorts, LocalHost, PortNames, reservePorts, type StackPorts } from './ports.js';
+import { AnyPorts, DefaultPorts, LocalHost, PortNames, reservePorts, type StackPorts } from './ports.js';
 import {
   kubeletTimingsFor,
   startSimulator,
@@ -251,16 +251,6 @@ export function managedControllerSettings(
     { overridesPath: 'managedController' },
   );
 }
-
-/** Every port 0: the managed controller's are picked free (nothing needs to know them in advance). */
-const AnyPorts: StackPorts = {
-  apiServer: 0,
-  dynamodb: 0,
-  eventBridge: 0,
-  eventBridgePubSub: 0,
-  lambda: 0,
-  relay: 0,
-};
 
 /**
  * Starts the local stack and resolves once every part is up (the relay started; its first list and the

@@ -10,6 +10,14 @@ import { z } from 'zod';
 export const StackRecordFile = 'stack.json';
 
 const Url = z.url({ protocol: /^https?$/ });
+/** A stage's five table names. */
+const Tables = z.object({
+  nodes: z.string().min(1),
+  zones: z.string().min(1),
+  evictionQueue: z.string().min(1),
+  podEvictions: z.string().min(1),
+  decisions: z.string().min(1),
+});
 
 export const StackRecordSchema = z.object({
   /** The stack's process: the record is stale once it is gone. */
@@ -20,13 +28,7 @@ export const StackRecordSchema = z.object({
   stage: z.string().min(1),
   /** The region the SDK clients sign for (any: the local servers check no signature). */
   region: z.string().min(1),
-  tables: z.object({
-    nodes: z.string().min(1),
-    zones: z.string().min(1),
-    evictionQueue: z.string().min(1),
-    podEvictions: z.string().min(1),
-    decisions: z.string().min(1),
-  }),
+  tables: Tables,
   endpoints: z.object({
     dynamodb: Url,
     eventBridge: Url,
@@ -40,13 +42,7 @@ export const StackRecordSchema = z.object({
   managed: z
     .object({
       stage: z.string().min(1),
-      tables: z.object({
-        nodes: z.string().min(1),
-        zones: z.string().min(1),
-        evictionQueue: z.string().min(1),
-        podEvictions: z.string().min(1),
-        decisions: z.string().min(1),
-      }),
+      tables: Tables,
       endpoints: z.object({ eventBridge: Url, lambda: Url, relay: Url }),
     })
     .optional(),

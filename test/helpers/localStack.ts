@@ -6,17 +6,11 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { AnyPorts } from '../../local/stack/ports.js';
 import { startLocalStack, type LocalStack, type LocalStackOptions } from '../../local/stack/stack.js';
 
 /** Every port 0: stacks of concurrent test files never collide, nor with a developer's `npm start`. */
-export const FreePorts = {
-  apiServer: 0,
-  dynamodb: 0,
-  eventBridge: 0,
-  eventBridgePubSub: 0,
-  lambda: 0,
-  relay: 0,
-} as const;
+export const FreePorts = AnyPorts;
 
 export interface TestStack {
   readonly stack: LocalStack;

@@ -69,6 +69,21 @@ const nodePatches = (mark: number, name?: string) =>
     .filter((r) => r.verb === 'patch' && r.resource === 'nodes' && (name === undefined || r.name === name));
 const queueOf = async () => (await world.stores.zoneQueues.loadZoneQueues('test')).queues.get(zone);
 
+/** The node tainted unreachable:NoExecute in the API (by an earlier run, or another controller). */
+function taintUnreachableInTheApi(name: string): void {
+  world.api.store.nodes.patch(
+    name,
+    {
+      spec: {
+        taints: [
+          { key: TaintNodeUnreachable, effect: 'NoExecute', timeAdded: new Date(t0 - S).toISOString() },
+        ],
+      },
+    },
+    { type: 'merge' },
+  );
+}
+
 describe('the token bucket across concurrent drainers', () => {
   it('a drainer that loses the conditional write on the zone queue rereads and takes nothing more', async () => {
     await queued(['node-a', 'node-b', 'node-c']);
@@ -212,17 +227,7 @@ describe('API faults on the taint write', () => {
     // A monitor pass that still had node-a's copy from before its taint re-queued it (upstream #89012
     // handling). Spending the token on it would delay node-b's taint by a whole token period (10 s).
     await queued(['node-a', 'node-b']);
-    world.api.store.nodes.patch(
-      'node-a',
-      {
-        spec: {
-          taints: [
-            { key: TaintNodeUnreachable, effect: 'NoExecute', timeAdded: new Date(t0 - S).toISOString() },
-          ],
-        },
-      },
-      { type: 'merge' },
-    );
+    taintUnreachableInTheApi('node-a');
     const mark = world.api.requests.length;
     const result = await runDrainer(world.drainerDeps(), t0);
     expect(result.zones).toEqual([{ zone, processed: 2, evicted: 1, retried: 0 }]);
@@ -241,17 +246,7 @@ describe('API faults on the taint write', () => {
     // The cluster's own controller tainted node-a first; the shadow (dryRun) writes nothing, so it
     // decides as if the taint were not there, at its own rate: node-a takes the token, node-b waits.
     await queued(['node-a', 'node-b']);
-    world.api.store.nodes.patch(
-      'node-a',
-      {
-        spec: {
-          taints: [
-            { key: TaintNodeUnreachable, effect: 'NoExecute', timeAdded: new Date(t0 - S).toISOString() },
-          ],
-        },
-      },
-      { type: 'merge' },
-    );
+    taintUnreachableInTheApi('node-a');
     const mark = world.api.requests.length;
     const deps = world.drainerDeps({ config: { ...world.config, dryRun: true } });
     const result = await runDrainer(deps, t0);

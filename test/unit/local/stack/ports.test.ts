@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
+  AnyPorts,
   DefaultPorts,
   PortInfo,
   PortNames,
@@ -12,14 +13,7 @@ import {
 } from '../../../../local/stack/ports.js';
 import { PortInUseError } from '../../../../shared/errors.js';
 
-const allZero: StackPorts = {
-  apiServer: 0,
-  dynamodb: 0,
-  eventBridge: 0,
-  eventBridgePubSub: 0,
-  lambda: 0,
-  relay: 0,
-};
+const allZero: StackPorts = AnyPorts;
 const servers: Server[] = [];
 
 async function occupy(): Promise<number> {
