@@ -20,7 +20,7 @@
 // damped: at most once per `republishDamping` across replicas and restarts (the leader Lease records
 // it); a relay that flaps replays its recent changes only, and says so (republish.ts).
 import type { HttpLibrary, KubeConfig, Watch } from '@kubernetes/client-node';
-import type { EpochMillis, Millis, Node, Pod } from '../shared/domain/types.js';
+import type { ConditionStatus, EpochMillis, Millis, Node, Pod } from '../shared/domain/types.js';
 import { NodeChangedDetailType, PodChangedDetailType } from '../shared/events.js';
 import { DefaultDigestPartMaxBytes } from '../shared/heartbeatDigest.js';
 import type { EventSink } from '../shared/ports/eventSink.js';
@@ -289,7 +289,7 @@ export function createRelay(options: RelayOptions): Relay {
   }
 
   /** The Ready status of a node as the relay's cache has it (undefined: unknown node or no condition). */
-  const nodeReady = (name: string): string | undefined =>
+  const nodeReady = (name: string): ConditionStatus | undefined =>
     nodes.get(name)?.conditions.find((c) => c.type === 'Ready')?.status;
 
   // A pod that lost Ready while its node still looks Ready here: the node's update may be next on its

@@ -16,7 +16,14 @@ import type { V1Lease } from '@kubernetes/client-node';
 import { kubeTimeToMillis } from '../shared/adapters/kubernetes/mapping.js';
 import { podUpdated } from '../shared/domain/podStatus.js';
 import { podUpdatedNeedsProcessing } from '../shared/domain/taintEviction.js';
-import type { EpochMillis, Node, NodeCondition, Pod, Taint } from '../shared/domain/types.js';
+import type {
+  ConditionStatus,
+  EpochMillis,
+  Node,
+  NodeCondition,
+  Pod,
+  Taint,
+} from '../shared/domain/types.js';
 import { MalformedObjectError } from '../shared/errors.js';
 import type { NodeChanged, PodChanged } from '../shared/events.js';
 
@@ -149,8 +156,6 @@ export function nodeChangeIsRelevant(old: Node | undefined, next: Node | undefin
 }
 
 const isBound = (pod: Pod | undefined): boolean => pod !== undefined && pod.nodeName !== '';
-const isConditionStatus = (s: string): s is 'True' | 'False' | 'Unknown' =>
-  s === 'True' || s === 'False' || s === 'Unknown';
 
 /**
  * Whether a pod watch event must become a Pod Changed event: the union of what the consumers react to.
@@ -170,7 +175,7 @@ const isConditionStatus = (s: string): s is 'True' | 'False' | 'Unknown' =>
 export function podChangeIsRelevant(
   old: Pod | undefined,
   next: Pod | undefined,
-  nodeReady: (node: string) => string | undefined = () => undefined,
+  nodeReady: (node: string) => ConditionStatus | undefined = () => undefined,
 ): boolean {
   if (!isBound(old) && !isBound(next)) return false;
   const deletionNewlySet = old?.deletionTimestamp === undefined && next?.deletionTimestamp !== undefined;
@@ -213,7 +218,7 @@ export function podChanged(
   cluster: string,
   old: Pod | undefined,
   next: Pod | undefined,
-  nodeReady?: (node: string) => string | undefined,
+  nodeReady?: (node: string) => ConditionStatus | undefined,
 ): PodChanged | undefined {
   const pod = next ?? old;
   if (pod === undefined || !podChangeIsRelevant(old, next, nodeReady)) return undefined;
@@ -233,7 +238,7 @@ export function podChanged(
         oldTolerations: old.tolerations,
         ...(old.ready !== undefined && { oldReady: old.ready }),
         ...(old.deletionTimestamp !== undefined && { oldDeletionTimestamp: old.deletionTimestamp }),
-        ...(nodeIs !== undefined && isConditionStatus(nodeIs) && { nodeReady: nodeIs }),
+        ...(nodeIs !== undefined && { nodeReady: nodeIs }),
       }),
   };
 }

@@ -6,7 +6,7 @@ import type { PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
 import type { V1Lease } from '@kubernetes/client-node';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { Node, Pod } from '../../../shared/domain/types.js';
+import type { ConditionStatus, Node, Pod } from '../../../shared/domain/types.js';
 import { EventEncodeError } from '../../../shared/errors.js';
 import {
   HeartbeatDigestDetailType,
@@ -282,7 +282,8 @@ describe('podChangeIsRelevant', () => {
   it('Ready newly False counts on a node known not to be Ready only (MarkPodsNotReady, for a shadow)', () => {
     const readyPod = { ...pod0, ready: 'True' as const };
     const notReady = { ...pod0, ready: 'False' as const };
-    const node = (status: string | undefined) => (name: string) => (name === pod0.nodeName ? status : 'True');
+    const node = (status: ConditionStatus | undefined) => (name: string) =>
+      name === pod0.nodeName ? status : 'True';
     expect(podChangeIsRelevant(readyPod, notReady, node('Unknown'))).toBe(true);
     expect(podChangeIsRelevant(readyPod, notReady, node('False'))).toBe(true);
     expect(podChangeIsRelevant(readyPod, notReady, node('True'))).toBe(false);
