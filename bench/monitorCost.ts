@@ -176,6 +176,8 @@ async function run(nodeCount: number) {
       Promise.resolve({ ok: false as const, reason: 'NotFound' as const, message: 'no leader election' }),
     // Read only for a node about to be marked Unknown: never in a healthy cluster.
     getNodeLeaseVersion: unused,
+    // Read once an hour for the cluster row (shared/app/clusterVersion.ts): one GET in the bench.
+    getServerVersion: () => Promise.resolve({ ok: true as const, value: 'v1.37.0' }),
   } satisfies MonitorDeps['cluster'];
   const observer = new CountingObserver();
   let triggers = 0;

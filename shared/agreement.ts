@@ -17,6 +17,7 @@ import {
   type Node,
   type Pod,
 } from './domain/types.js';
+import { upstreamBehaviour } from './domain/upstreamVersion.js';
 import type { PodChanged } from './events.js';
 import type { DecisionRecord, JsonValue } from './ports/stores.js';
 
@@ -36,12 +37,16 @@ export interface ControllerAction {
   readonly subject: string;
   readonly detail: string;
   readonly at: EpochMillis;
+  /** The node it concerns (the node itself, or the pod's), when known: "a node we never saw". */
+  readonly node?: string;
 }
 
 export interface AgreementRow {
   readonly kind: AgreementKind;
   readonly subject: string;
   readonly detail: string;
+  /** The node it concerns, when not the subject itself (a pod's node). */
+  readonly node?: string;
   /** When this controller decided it (shadow), and when the cluster's own controller did it. */
   readonly ours?: EpochMillis;
   readonly theirs?: EpochMillis;
@@ -71,11 +76,28 @@ export interface AgreementReport {
   readonly worst: readonly AgreementRow[];
 }
 
+/** The upstream minors of the two controllers, as far as they are known. */
+export interface AgreementVersions {
+  /** The minor this controller emulates (its emulationVersion). */
+  readonly ours: number;
+  /** The minor the cluster runs (its API's /version): the cluster's controller's. */
+  readonly theirs: number;
+  /**
+   * This controller's nodeMonitorGracePeriod, when the cluster's is unknown (a managed control plane
+   * does not show its controller's flags): compared with the default of the cluster's minor.
+   */
+  readonly ourGracePeriodMs?: Millis;
+}
+
 export interface AgreementOptions {
   /** Largest |lag| that still agrees: a monitor period by default (two controllers' passes need not align). */
   readonly toleranceMs: Millis;
   /** Where the two settings differ, in words ("nodeMonitorGracePeriod 40s here, 50s there"): the why of a lag. */
   readonly settingsDiffer?: readonly string[];
+  /** Both minors, when known: a disagreement the versions account for says which change. */
+  readonly versions?: AgreementVersions;
+  /** Nodes this controller has no trace of (no health row, no decision of its own). */
+  readonly nodesNeverSeen?: ReadonlySet<string>;
 }
 
 function strings(value: JsonValue | undefined): string[] {
@@ -96,7 +118,7 @@ export function actionsOfWrite(d: DecisionRecord): ControllerAction[] {
   switch (d.what) {
     case 'updateNodeStatus':
       return strings(inputs.conditions).some((c) => c.startsWith('Ready=Unknown'))
-        ? [{ kind: 'markUnknown', subject: d.node, detail: '', at }]
+        ? [{ kind: 'markUnknown', subject: d.node, detail: '', at, node: d.node }]
         : [];
     case 'swapNodeTaints':
       return [
@@ -105,12 +127,14 @@ export function actionsOfWrite(d: DecisionRecord): ControllerAction[] {
           subject: d.node,
           detail: taint,
           at,
+          node: d.node,
         })),
         ...strings(inputs.remove).map((taint): ControllerAction => ({
           kind: 'taintRemoved',
           subject: d.node,
           detail: taint,
           at,
+          node: d.node,
         })),
       ];
     case 'markPodsNotReady':
@@ -119,11 +143,12 @@ export function actionsOfWrite(d: DecisionRecord): ControllerAction[] {
         subject: pod,
         detail: '',
         at,
+        node: d.node,
       }));
     case 'deletePodForTaintEviction':
     case 'deletePod':
       return typeof inputs.pod === 'string'
-        ? [{ kind: 'podDeleted', subject: inputs.pod, detail: '', at }]
+        ? [{ kind: 'podDeleted', subject: inputs.pod, detail: '', at, node: d.node }]
         : [];
     default:
       return [];
@@ -251,7 +276,7 @@ export function actionsFromClusterDecisions(decisions: readonly DecisionRecord[]
         lastPodAction.set(identity, d.at);
         if (previous !== undefined && d.at - previous <= PodRedeliveryWindowMs) return [];
       }
-      return [{ kind: d.what as AgreementKind, subject, detail, at: d.at }];
+      return [{ kind: d.what as AgreementKind, subject, detail, at: d.at, node: d.node }];
     });
 }
 
@@ -281,16 +306,85 @@ function seconds(ms: Millis): string {
   return `${Math.round(ms / 100) / 10}s`;
 }
 
+/** A minor as operators read it. */
+const v = (minor: number): string => `v1.${minor}`;
+
+/** The kinds whose instants follow a node's grace period: a different one shifts them all. */
+const graceTimedKinds: ReadonlySet<AgreementKind> = new Set([
+  'markUnknown',
+  'taintAdded',
+  'podNotReady',
+  'podDeleted',
+]);
+
+/**
+ * The upstream changes between the two minors that account for this row, in words; none when the
+ * versions do not explain it. Each names its PR (docs/upstream.md, "Versions"). Only changes whose
+ * effect the row shows for certain: the v1.37 Lease read delays a mark only when the lease cache is
+ * behind, and Lt/Gt tolerations matter only to pods that have them, so those two are left to the
+ * version difference itself.
+ */
+function versionReasons(row: Omit<AgreementRow, 'agreed' | 'why'>, versions: AgreementVersions): string[] {
+  const { ours, theirs } = versions;
+  const reasons: string[] = [];
+  // One side before `minor`, the other from it.
+  const across = (minor: number): boolean =>
+    Math.min(ours, theirs) < minor && minor <= Math.max(ours, theirs);
+  const lag = row.lagMs;
+  // Whether the side at or past `minor` acted later than the other.
+  const newerLater = (minor: number): boolean | undefined =>
+    lag === undefined || lag === 0 ? undefined : lag > 0 === ours >= minor;
+  if (
+    row.kind === 'taintAdded' &&
+    row.detail.endsWith(':NoExecute') &&
+    across(34) &&
+    newerLater(34) === false
+  )
+    reasons.push(
+      'from v1.34 the NoExecute taint comes in the pass that marks the node, before v1.34 one monitor period later (PR #120816)',
+    );
+  if (row.kind === 'podDeleted' && row.theirs === undefined && theirs < 26)
+    reasons.push(
+      `${v(theirs)} writes no DisruptionTarget condition (from v1.26, PR #110959), so its taint evictions cannot be told from other deletions and none is recorded`,
+    );
+  const grace = versions.ourGracePeriodMs;
+  if (grace !== undefined && lag !== undefined && graceTimedKinds.has(row.kind)) {
+    const theirDefault = upstreamBehaviour(`1.${theirs}`).defaultNodeMonitorGracePeriod;
+    if (grace !== theirDefault && lag > 0 === grace > theirDefault)
+      reasons.push(
+        `this controller's nodeMonitorGracePeriod is ${seconds(grace)}, ${v(theirs)}'s default ${seconds(theirDefault)} (50s from v1.32, PR #126287; a control plane may set its own)`,
+      );
+  }
+  return reasons;
+}
+
 function explain(row: Omit<AgreementRow, 'agreed' | 'why'>, options: AgreementOptions): string | undefined {
-  const settings =
-    options.settingsDiffer !== undefined && options.settingsDiffer.length > 0
-      ? `; the settings differ: ${options.settingsDiffer.join(', ')}`
-      : '';
-  if (row.ours === undefined) return `the cluster's controller did it; this one did not decide it${settings}`;
-  if (row.theirs === undefined) return `this controller decided it; the cluster's did not do it${settings}`;
   const lag = row.lagMs ?? 0;
-  if (Math.abs(lag) <= options.toleranceMs) return undefined;
-  return `${seconds(Math.abs(lag))} ${lag > 0 ? 'later' : 'earlier'} than the cluster's controller${settings}`;
+  if (row.ours !== undefined && row.theirs !== undefined && Math.abs(lag) <= options.toleranceMs)
+    return undefined;
+  const node = row.node ?? row.subject;
+  // Nothing to decide on: neither the versions nor the settings are the why.
+  if (row.ours === undefined && options.nodesNeverSeen?.has(node) === true)
+    return `the cluster's controller did it; this controller never saw node ${node} (no health row, no decision of its own)`;
+  const base =
+    row.ours === undefined
+      ? "the cluster's controller did it; this one did not decide it"
+      : row.theirs === undefined
+        ? "this controller decided it; the cluster's did not do it"
+        : `${seconds(Math.abs(lag))} ${lag > 0 ? 'later' : 'earlier'} than the cluster's controller`;
+  const notes: string[] = [];
+  const { versions } = options;
+  if (versions !== undefined) {
+    const reasons = versionReasons(row, versions);
+    if (versions.ours !== versions.theirs)
+      notes.push(
+        `a version difference (this controller emulates 1.${versions.ours}, the cluster runs ${v(versions.theirs)})${reasons.length > 0 ? `: ${reasons.join('; ')}` : ''}`,
+      );
+    else notes.push(...reasons);
+  }
+  if (options.settingsDiffer !== undefined && options.settingsDiffer.length > 0)
+    notes.push(`the settings differ: ${options.settingsDiffer.join(', ')}`);
+  return [base, ...notes].join('; ');
 }
 
 /**
@@ -346,6 +440,7 @@ export function matchActions(
         kind: first.kind,
         subject: first.subject,
         detail: first.detail,
+        ...(first.node !== undefined && first.node !== first.subject && { node: first.node }),
         ...(o !== undefined && { ours: o.at }),
         ...(t !== undefined && { theirs: t.at }),
         ...(o !== undefined && t !== undefined && { lagMs: o.at - t.at }),

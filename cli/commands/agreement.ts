@@ -9,14 +9,23 @@ import {
   AgreementKinds,
   actionsFromClusterDecisions,
   actionsFromDecisions,
+  ClusterSource,
   matchActions,
   type AgreementKind,
   type AgreementRow,
+  type AgreementVersions,
 } from '../../shared/agreement.js';
+import { minorOfServerVersion } from '../../shared/domain/upstreamVersion.js';
 import { durationSchema, formatDuration } from '../../shared/duration.js';
-import type { StoredDecision } from '../../shared/ports/stores.js';
+import type { ClusterMeta, StoredDecision } from '../../shared/ports/stores.js';
 import { parseOptions } from '../errors.js';
-import type { AgreementRowView, AgreementView } from './agreementView.js';
+import {
+  listed,
+  versionLine,
+  type AgreementControllerView,
+  type AgreementRowView,
+  type AgreementView,
+} from './agreementView.js';
 import {
   OUTPUT_FLAGS,
   OUTPUT_HELP,
@@ -57,7 +66,7 @@ export type AgreementOptions = z.output<typeof AgreementOptionsSchema>;
 // ---------------------------------------------------------------------------------------------------
 // The report (`-o json|yaml`: a public interface)
 
-export type { AgreementRowView, AgreementView };
+export type { AgreementControllerView, AgreementRowView, AgreementView };
 
 const rowView = (r: AgreementRow): AgreementRowView => ({
   kind: r.kind,
@@ -70,17 +79,50 @@ const rowView = (r: AgreementRow): AgreementRowView => ({
   why: r.why ?? null,
 });
 
+export interface AgreementInputs {
+  readonly since: number;
+  readonly toleranceMs: number;
+  /** The cluster row: this controller's minor, mode and grace period, the cluster's version. */
+  readonly meta?: ClusterMeta;
+  /** Nodes this controller keeps health for. */
+  readonly tracked?: ReadonlySet<string>;
+}
+
+/** Both minors, when the cluster row has both: the why of a version difference. */
+function versionsOf(meta: ClusterMeta | undefined): AgreementVersions | undefined {
+  const ours = meta?.emulationVersion === undefined ? undefined : minorOfServerVersion(meta.emulationVersion);
+  const theirs = meta?.clusterVersion === undefined ? undefined : minorOfServerVersion(meta.clusterVersion);
+  if (ours === undefined || theirs === undefined) return undefined;
+  return {
+    ours,
+    theirs,
+    // The cluster's own controller's flags are not shown by a managed control plane: compared with the
+    // default of its minor.
+    ...(meta?.nodeMonitorGracePeriodMs !== undefined && { ourGracePeriodMs: meta.nodeMonitorGracePeriodMs }),
+  };
+}
+
+/**
+ * Nodes the cluster's controller acted on that this controller has no trace of: no health row and no
+ * decision of its own in the trail.
+ */
+function nodesNeverSeen(trails: readonly StoredDecision[], tracked: ReadonlySet<string>): string[] {
+  const ours = new Set(trails.filter((d) => d.source !== ClusterSource).map((d) => d.node));
+  const acted = new Set(trails.filter((d) => d.source === ClusterSource).map((d) => d.node));
+  return [...acted].filter((node) => !tracked.has(node) && !ours.has(node)).sort();
+}
+
 /**
  * The report over the trails of every node: ours (dry-run writes) against the cluster's recorded
  * actions, from `since` on.
  *
  * @example
- * buildAgreement('prod', trails, { since: now - 3_600_000, toleranceMs: 5_000 }).agreed;
+ * buildAgreement('prod', trails, { since: now - 3_600_000, toleranceMs: 5_000, meta }).agreed;
  */
 export function buildAgreement(
   cluster: string,
   trails: readonly StoredDecision[],
-  { since, toleranceMs }: { readonly since: number; readonly toleranceMs: number },
+  { since, toleranceMs, meta, tracked = new Set() }: AgreementInputs,
 ): AgreementView {
   const recent = trails.filter((d) => d.at >= since);
   const compared = new Set<string>(ComparedKinds);
@@ -88,7 +130,18 @@ export function buildAgreement(
   // Over the whole trail, then cut: a redelivered record is the same action even when the first
   // delivery is older than `since`.
   const theirs = actionsFromClusterDecisions(trails).filter((a) => a.at >= since && compared.has(a.kind));
-  const report = matchActions(ours, theirs, { toleranceMs });
+  const neverSeen = nodesNeverSeen(recent, tracked);
+  const versions = versionsOf(meta);
+  const report = matchActions(ours, theirs, {
+    toleranceMs,
+    ...(versions !== undefined && { versions }),
+    nodesNeverSeen: new Set(neverSeen),
+  });
+  const controller: AgreementControllerView = {
+    emulationVersion: meta?.emulationVersion ?? null,
+    mode: meta?.dryRun === undefined ? null : meta.dryRun ? 'shadow' : 'active',
+    nodeMonitorGracePeriodMs: meta?.nodeMonitorGracePeriodMs ?? null,
+  };
   return {
     cluster,
     since: new Date(since).toISOString(),
@@ -100,6 +153,9 @@ export function buildAgreement(
     medianLagMs: report.medianLagMs,
     maxLagMs: report.maxLagMs,
     byKind: report.byKind,
+    controller,
+    clusterVersion: meta?.clusterVersion ?? null,
+    nodesNeverSeen: neverSeen,
     worst: report.worst.map(rowView),
     rows: report.rows.map(rowView),
   };
@@ -127,14 +183,34 @@ const COLUMNS: readonly Column<AgreementRowView>[] = [
 ];
 
 export function renderAgreement(view: AgreementView, wide: boolean, paint: Paint): string {
-  const share = view.decisions === 0 ? 100 : Math.round((100 * view.agreed) / view.decisions);
+  const share = view.decisions === 0 ? 0 : Math.round((100 * view.agreed) / view.decisions);
   const kinds = ComparedKinds.map((k) => `${k} ${view.byKind[k].agreed}/${view.byKind[k].decisions}`).join(
     ', ',
   );
   const head = [
-    `${paint('bold', `${view.cluster}:`)} ${view.agreed} of ${view.decisions} decisions agree (${share}%) since ${view.since}; ` +
-      `median lag ${formatDuration(view.medianLagMs)}, largest ${formatDuration(view.maxLagMs)} (within ${formatDuration(view.toleranceMs)} agrees)`,
+    view.decisions === 0
+      ? // No evidence either way: a share of 100 % would claim agreement nothing showed.
+        `${paint('bold', `${view.cluster}:`)} no decision to compare since ${view.since}`
+      : `${paint('bold', `${view.cluster}:`)} ${view.agreed} of ${view.decisions} decisions agree (${share}%) since ${view.since}; ` +
+        `median lag ${formatDuration(view.medianLagMs)}, largest ${formatDuration(view.maxLagMs)} (within ${formatDuration(view.toleranceMs)} agrees)`,
     `by kind: ${kinds}`,
+    versionLine(view),
+    ...(view.controller.mode === 'active'
+      ? [
+          paint(
+            'yellow',
+            "this controller runs active (dryRun false): the cluster's own controller's actions are recorded only in shadow mode",
+          ),
+        ]
+      : []),
+    ...(view.nodesNeverSeen.length > 0
+      ? [
+          paint(
+            'yellow',
+            `the cluster's controller acted on ${view.nodesNeverSeen.length} node(s) this controller has no trace of: ${listed(view.nodesNeverSeen)}`,
+          ),
+        ]
+      : []),
   ].join('\n');
   if (view.rows.length === 0) return `${head}\n`;
   // The table: every row with -o wide, else the disagreements and the worst lags.
@@ -155,7 +231,7 @@ export async function runAgreement(options: AgreementOptions, io: CliIo): Promis
   if (options.report !== undefined) await reportFiles?.checkReportFile(options.report);
   const target = await resolveTarget(options, io.env);
   const since = Date.now() - options.since;
-  const trails = await withStores(target, io.env, async (stores) => {
+  const { trails, meta, tracked } = await withStores(target, io.env, async (stores) => {
     const loaded = await stores.controllerState.load(target.cluster);
     const names = [...new Set([...loaded.nodes.keys(), ...loaded.state.nodeHealth.keys()])].sort();
     const all: StoredDecision[] = [];
@@ -166,9 +242,14 @@ export async function runAgreement(options: AgreementOptions, io: CliIo): Promis
       });
       all.push(...trail);
     }
-    return all;
+    return { trails: all, meta: loaded.meta, tracked: new Set(loaded.state.nodeHealth.keys()) };
   });
-  const view = buildAgreement(target.cluster, trails, { since, toleranceMs: options.tolerance });
+  const view = buildAgreement(target.cluster, trails, {
+    since,
+    toleranceMs: options.tolerance,
+    meta,
+    tracked,
+  });
   await writeOutput(io, options.output, view, () =>
     renderAgreement(view, options.output === 'wide', stdoutPaint(io)),
   );
@@ -188,9 +269,18 @@ and removed) and pod-processing what it does to pods (marked NotReady on a node 
 taint evictions begun, told by their DisruptionTarget condition, so from v1.26) beside this
 controller's dry-run decisions. This command matches the two per node or pod, in time order: a pair
 within --tolerance (default 5s, one monitor period) agrees; LAG is ours minus theirs. The first line
-sums it up; the table lists the disagreements and the largest lags (-o wide: every row). -o json|yaml:
-cluster, since, toleranceMs, compared, decisions, agreed, disagreed, medianLagMs, maxLagMs, byKind,
-worst[], rows[] {kind, subject, detail, ours, theirs, lagMs, agreed, why}.
+sums it up; the table lists the disagreements and the largest lags (-o wide: every row).
+
+WHY says what the trail can tell: the lag and its direction; a version difference (the monitor records
+the minor this controller emulates and the cluster's /version, read hourly, on the cluster row), with
+the upstream change that accounts for the row where one does for certain; this controller's grace
+period against the default of the cluster's minor; a node this controller never saw (no health row,
+no decision of its own). A controller running active records nothing of the cluster's: the header says
+so.
+
+-o json|yaml: cluster, since, toleranceMs, compared, decisions, agreed, disagreed, medianLagMs,
+maxLagMs, byKind, controller {emulationVersion, mode, nodeMonitorGracePeriodMs}, clusterVersion,
+nodesNeverSeen[], worst[], rows[] {kind, subject, detail, ours, theirs, lagMs, agreed, why}.
 
 --report FILE also writes it as one self-contained HTML page (the summary, the totals per kind, the
 disagreements, the largest lags, every decision): evidence to pass on before switching to mode=active.

@@ -4,7 +4,7 @@
 // it opens from a mail attachment or an artifact store as it is.
 import { formatDuration } from '../../shared/duration.js';
 import { escapeXml } from '../../local/simulate/report/timelineSvg.js';
-import type { AgreementRowView, AgreementView } from './agreementView.js';
+import { listed, versionLine, type AgreementRowView, type AgreementView } from './agreementView.js';
 
 const Style = `
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2rem auto; max-width: 72rem; padding: 0 1rem; color: #1b1f24; }
@@ -33,6 +33,23 @@ function rowsTable(rows: readonly AgreementRowView[]): string {
   return `<table><thead><tr><th>kind</th><th>node or pod</th><th>detail</th><th>ours (shadow)</th><th>theirs (cluster)</th><th>lag</th><th>agreed</th><th>why</th></tr></thead>\n<tbody>\n${body}\n</tbody></table>`;
 }
 
+/** What limits the comparison: an active controller records nothing of theirs; nodes never seen. */
+function notes(view: AgreementView): string {
+  const lines = [
+    ...(view.controller.mode === 'active'
+      ? [
+          "This controller runs active (dryRun false): the cluster's own controller's actions are recorded only in shadow mode.",
+        ]
+      : []),
+    ...(view.nodesNeverSeen.length > 0
+      ? [
+          `The cluster's controller acted on ${view.nodesNeverSeen.length} node(s) this controller has no trace of: ${listed(view.nodesNeverSeen)}.`,
+        ]
+      : []),
+  ];
+  return lines.map((line) => `<p class="bad">${escapeXml(line)}</p>`).join('\n');
+}
+
 /**
  * The page for an agreement view (`buildAgreement`). Every value from the trail is escaped.
  *
@@ -55,6 +72,8 @@ export function renderAgreementPage(view: AgreementView, generatedAt: Date = new
 <h1>${escapeXml(title)}</h1>
 <p class="muted">This controller in shadow mode (dryRun) against the cluster's own NodeLifecycleController, from ${escapeXml(view.since)}; generated ${escapeXml(generatedAt.toISOString())}. A pair within ${escapeXml(formatDuration(view.toleranceMs))} agrees; lag is ours minus theirs.</p>
 <p class="summary"><b>${view.agreed} of ${view.decisions}</b> decisions agree (${share}%), <span class="${view.disagreed > 0 ? 'bad' : 'ok'}">${view.disagreed} disagreed</span>; median lag ${escapeXml(formatDuration(view.medianLagMs))}, largest ${escapeXml(formatDuration(view.maxLagMs))}.</p>
+<p>${escapeXml(versionLine(view))}.</p>
+${notes(view)}
 <h2>By kind</h2>
 <table><thead><tr><th>kind</th><th>decisions</th><th>agreed</th><th>disagreed</th></tr></thead><tbody>
 ${kinds}

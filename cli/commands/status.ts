@@ -146,6 +146,10 @@ export interface StatusReport {
   readonly lastRefusal: string | null;
   readonly lastRefusalAgeSeconds: number | null;
   readonly relayLastSeen: string | null;
+  /** The upstream minor the monitor emulates, whether it runs in shadow mode, the API server's /version. */
+  readonly emulationVersion: string | null;
+  readonly mode: 'shadow' | 'active' | null;
+  readonly clusterVersion: string | null;
   readonly masterDisruption: boolean;
   readonly zones: readonly ZoneStatus[];
   readonly nodes: readonly NodeStatus[];
@@ -249,6 +253,9 @@ export function buildStatus(loaded: LoadedState, now: EpochMillis): StatusReport
     lastRefusalAgeSeconds:
       meta.lastRefusedAt === undefined ? null : Math.round(Math.max(0, now - meta.lastRefusedAt) / 1000),
     relayLastSeen: isoTime(meta.relayLastSeen),
+    emulationVersion: meta.emulationVersion ?? null,
+    mode: meta.dryRun === undefined ? null : meta.dryRun ? 'shadow' : 'active',
+    clusterVersion: meta.clusterVersion ?? null,
     masterDisruption: meta.masterDisruption,
     zones,
     nodes,
@@ -353,6 +360,11 @@ export function renderStatus(report: StatusReport, wide: boolean, paint: Paint):
       : [
           `Refused digests:    ${paint('red', String(report.refusedDigests))}${report.lastRefusal === null ? '' : `, the last ${span((report.lastRefusalAgeSeconds ?? 0) * 1000)} ago: ${report.lastRefusal}`}`,
         ]),
+    ...(report.emulationVersion === null
+      ? []
+      : [
+          `Controller:         emulates ${report.emulationVersion}, ${report.mode === 'shadow' ? 'shadow mode (dryRun: writes nothing)' : 'active'}${report.clusterVersion === null ? '' : `; the cluster runs ${report.clusterVersion}`}`,
+        ]),
     `Master disruption:  ${report.masterDisruption ? paint('red', 'yes: every zone is FullDisruption, evictions stopped') : 'no'}`,
   ].join('\n');
   if (report.zones.length === 0 && report.nodes.length === 0) {
@@ -407,7 +419,8 @@ Nodes:  READY is the Ready status the controller last saved (Unknown once the gr
 -o wide adds tokens, uids, Ready transition, probe, lease and process-at times.
 -o json|yaml prints the full report: cluster, observedAt, lastSequence, lastDigestAgeSeconds,
 lastDigestLate, nodeMonitorGracePeriodSeconds, relayTerm, relayTermVerified, refusedDigests,
-lastRefusal, lastRefusalAgeSeconds, relayLastSeen, masterDisruption, zones[] {zone, state, size, unhealthy, unhealthyPercent, limiter,
+lastRefusal, lastRefusalAgeSeconds, relayLastSeen, emulationVersion, mode, clusterVersion,
+masterDisruption, zones[] {zone, state, size, unhealthy, unhealthyPercent, limiter,
 queueLength, processedOnce}, nodes[] {name, uid, zone, ready, readyTransition, taints, allTaints,
 probeTime, probe, probeAgeSeconds, leaseRenewTime, eviction {position, processAt, processed, status},
 excluded, registered, retry, deleted}.

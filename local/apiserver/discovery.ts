@@ -13,6 +13,18 @@ export interface VersionInfo {
 /** The Kubernetes version the simulator reports (and models). */
 export const defaultVersion: VersionInfo = { major: '1', minor: '33', gitVersion: 'v1.33.0' };
 
+/**
+ * The version a cluster of upstream minor `version` reports: what `nlc agreement` reads from /version
+ * to tell which minor the cluster's own controller runs.
+ *
+ * @example
+ * versionInfoOf('1.34'); // { major: '1', minor: '34', gitVersion: 'v1.34.0' }
+ */
+export function versionInfoOf(version: `1.${number}`): VersionInfo {
+  const minor = version.slice(2);
+  return { major: '1', minor, gitVersion: `v1.${minor}.0` };
+}
+
 export function versionDocument(version: VersionInfo): JsonObject {
   return {
     major: version.major,

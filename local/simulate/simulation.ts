@@ -50,6 +50,7 @@ import {
 import { isTaintEffect } from '../../shared/adapters/kubernetes/mapping.js';
 import { formatZoneKey, getZoneKey } from '../../shared/domain/zones.js';
 import type { EpochMillis, Millis } from '../../shared/domain/types.js';
+import { minorOf } from '../../shared/domain/upstreamVersion.js';
 import { formatDuration } from '../../shared/duration.js';
 import { ScenarioError } from '../../shared/errors.js';
 import type { EventSink } from '../../shared/ports/eventSink.js';
@@ -71,7 +72,7 @@ import {
   type RegistrySnapshot,
   type Wire,
 } from '../apiserver/index.js';
-import { defaultVersion } from '../apiserver/discovery.js';
+import { versionInfoOf } from '../apiserver/discovery.js';
 import { Faults } from '../apiserver/faults.js';
 import { ApiHttpServer } from '../apiserver/server.js';
 import { KubeletFleet } from '../kubelet/kubeletFleet.js';
@@ -335,7 +336,8 @@ export async function runSimulation(
     registry: store.registry,
     identities: [identities.controller, identities.relay],
     faults,
-    version: defaultVersion,
+    // The cluster runs the minor of its own controller: the managed one's when there is one.
+    version: versionInfoOf((scenario.managedController?.config ?? config).emulationVersion),
     defaultWatchTimeoutSeconds: 1800,
     // Its bookmarks run on a real-time interval: effectively never, so nothing real-time reaches a
     // watcher. They are sent on virtual time instead (below).
@@ -799,10 +801,13 @@ function clusterActions(start: EpochMillis, lines: readonly TimelineLine[]): Con
   return actions;
 }
 
-/** The settings that differ between the shadow and the managed controller, in words. */
+/**
+ * The settings that differ between the shadow and the managed controller, in words. The versions are
+ * compared apart (matchActions names the upstream change that accounts for a row).
+ */
 function settingsDiffer(ours: ControllerConfig, theirs: ControllerConfig): string[] {
   return (Object.keys(CONFIG_KEYS) as ConfigKey[])
-    .filter((key) => key !== 'dryRun' && ours[key] !== theirs[key])
+    .filter((key) => key !== 'dryRun' && key !== 'emulationVersion' && ours[key] !== theirs[key])
     .map(
       (key) =>
         `${key} ${formatConfigValue(key, ours[key])} here, ${formatConfigValue(key, theirs[key])} there`,
@@ -820,5 +825,6 @@ function shadowAgreement(
     // Two controllers' passes need not fall on the same instants: within a monitor period agrees.
     toleranceMs: Math.max(ours.nodeMonitorPeriod, theirs.nodeMonitorPeriod),
     settingsDiffer: settingsDiffer(ours, theirs),
+    versions: { ours: minorOf(ours.emulationVersion), theirs: minorOf(theirs.emulationVersion) },
   });
 }

@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { RealScheduler } from '../../shared/adapters/realScheduler.js';
 import type { ControllerConfig } from '../../shared/config.js';
+import type { VersionInfo } from '../apiserver/discovery.js';
 import { startApiServer, writeKubeconfig, type ApiServerHandle } from '../apiserver/index.js';
 import {
   KubeletFleet,
@@ -65,6 +66,8 @@ export interface StartSimulatorOptions {
   readonly kubeconfigs: { readonly admin: string; readonly controller: string; readonly relay: string };
   readonly cluster: SeedCluster;
   readonly timings: KubeletTimings;
+  /** What /version reports: the minor the cluster's controller runs. */
+  readonly version?: VersionInfo;
   readonly logger: StackLogger;
 }
 
@@ -90,7 +93,11 @@ export async function startSimulator(options: StartSimulatorOptions): Promise<Si
   const relay = { ...identities.relay, token: randomBytes(24).toString('base64url') };
   let api: ApiServerHandle;
   try {
-    api = await startApiServer({ port: options.port, identities: [controller, relay] });
+    api = await startApiServer({
+      port: options.port,
+      identities: [controller, relay],
+      ...(options.version !== undefined && { version: options.version }),
+    });
   } catch (error) {
     throw explainListenError(error, 'apiServer', options.port);
   }

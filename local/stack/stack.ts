@@ -38,6 +38,7 @@ import {
   nodeStatusUpdateFrequency,
   type SeedCluster,
 } from '../kubelet/index.js';
+import { versionInfoOf } from '../apiserver/discovery.js';
 import { demoCluster } from './demoCluster.js';
 import { startDynamoDb } from './dynamo.js';
 import { claimDataDir, Teardown } from './lifecycle.js';
@@ -431,6 +432,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         kubeconfigs,
         cluster: options.cluster ?? demoCluster(),
         timings,
+        // The simulated cluster runs the minor its controller emulates (the managed one's, when there
+        // is one): `nlc agreement` reads it from /version.
+        version: versionInfoOf((managedLoaded?.config ?? config).emulationVersion),
         logger,
       });
       simulator = sim;

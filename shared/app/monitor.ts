@@ -45,6 +45,7 @@ import type { ClusterPort } from '../ports/cluster.js';
 import type { Observer } from '../ports/observer.js';
 import type { ClusterMeta, LoadedState, StateStores } from '../ports/stores.js';
 import { DecidingExecutor } from './decisions.js';
+import { refreshClusterVersion } from './clusterVersion.js';
 import { confirmLeases, type LeaseConfirmation } from './leaseConfirmation.js';
 import type { TriggerDrainer } from './drainer.js';
 import { readMissingNodes } from './missingNodes.js';
@@ -77,6 +78,7 @@ export interface MonitorDeps {
     | 'deletePodForTaintEviction'
     | 'getLeaderLease'
     | 'getNodeLeaseVersion'
+    | 'getServerVersion'
   >;
   readonly observer: Observer;
   /**
@@ -599,6 +601,9 @@ async function passAndCommit(
     relayLastSeen: now,
     lastObservingSince: relayObservingSince,
     nodeMonitorGracePeriodMs: config.nodeMonitorGracePeriod,
+    emulationVersion: config.emulationVersion,
+    dryRun: config.dryRun,
+    ...(await refreshClusterVersion(deps, loaded.meta, clock.now())),
     clockOffset: offset,
     ...(verdict.candidate !== undefined && { clockCandidate: verdict.candidate }),
     termVerified: verdict.newTerm ? (verdict.verified ?? false) : (loaded.meta.termVerified ?? false),

@@ -21,6 +21,18 @@ export function minorOf(version: EmulationVersion): number {
   return Number(version.slice(2));
 }
 
+/**
+ * The minor of an API server's version, as /version's gitVersion gives it ("v1.31.4-eks-1a2b3c4" → 31,
+ * "v1.37.0" → 37); undefined when it is not a 1.x version.
+ *
+ * @example
+ * minorOfServerVersion('v1.30.9-gke.1127000'); // 30
+ */
+export function minorOfServerVersion(gitVersion: string): number | undefined {
+  const match = /^v?1\.(\d{1,3})(?:\.|$|[-+])/.exec(gitVersion.trim());
+  return match === null ? undefined : Number(match[1]);
+}
+
 /** What a minor does, where the minors differ. Every field names the change and its first minor. */
 export interface UpstreamBehaviour {
   readonly version: EmulationVersion;

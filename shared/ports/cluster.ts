@@ -104,6 +104,12 @@ export interface ClusterPort {
    */
   getNodeLeaseVersion(node: string, opts?: ClusterCallOptions): Promise<ReadResult<string>>;
 
+  /**
+   * The API server's version, its /version `gitVersion` (like "v1.31.4-eks-1a2b3c4"): the minor the
+   * cluster's own controller runs. Any authenticated client may read it (system:public-info-viewer).
+   */
+  getServerVersion(opts?: ClusterCallOptions): Promise<ReadResult<string>>;
+
   /** Records a core/v1 Event, as client-go's EventRecorder would. Best effort: failures are values. */
   recordEvent(event: KubeEvent, opts?: ClusterCallOptions): Promise<WriteResult>;
 }

@@ -52,6 +52,19 @@ export interface ClusterMeta {
    */
   readonly nodeMonitorGracePeriodMs?: number;
   /**
+   * The upstream minor the committing monitor emulates, and whether it ran in shadow mode (dryRun):
+   * `nlc agreement` compares the minor with the cluster's and says when nothing of the cluster's own
+   * controller can have been recorded. Absent on rows written before they were recorded.
+   */
+  readonly emulationVersion?: string;
+  readonly dryRun?: boolean;
+  /**
+   * The API server's version (its /version gitVersion), and when it was read (the functions' clock):
+   * the minor the cluster's own controller runs (shared/app/clusterVersion.ts).
+   */
+  readonly clusterVersion?: string;
+  readonly clusterVersionReadAt?: EpochMillis;
+  /**
    * When the cluster row was last committed, on the clock of the function that committed it (read
    * only: the store sets it): how long the relay has been silent, and how far a digest's sequence may
    * have moved on since (shared/digestClock.ts).

@@ -222,6 +222,14 @@ describe('the local stack beside a managed controller', () => {
           .join('; '),
     );
     expect(agreement.cluster).toBe(stack.config.cluster);
+    // The shadow's monitor records its minor and mode, and the simulated cluster's /version (the minor
+    // its controller runs): the same, so no disagreement can be a version difference.
+    expect(agreement.controller).toMatchObject({
+      emulationVersion: stack.config.emulationVersion,
+      mode: 'shadow',
+    });
+    expect(agreement.clusterVersion).toBe(`v${stack.config.emulationVersion}.0`);
+    expect(agreement.nodesNeverSeen).toEqual([]);
     expect(rows.every((r) => r.agreed)).toBe(true);
     expect(rows.map((r) => [r.kind, r.detail])).toEqual(
       expect.arrayContaining([

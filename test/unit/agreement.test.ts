@@ -21,6 +21,8 @@ const action = (
   seconds: number,
   detail = '',
 ): ControllerAction => ({ kind, subject, detail, at: at(seconds) });
+/** As read from a trail: filed under node a-1. */
+const onA1 = (a: ControllerAction): ControllerAction => ({ ...a, node: 'a-1' });
 
 describe('actionsFromDecisions', () => {
   const decision = (over: Partial<DecisionRecord>): DecisionRecord => ({
@@ -53,14 +55,16 @@ describe('actionsFromDecisions', () => {
         inputs: { pod: 'default/web-1' },
       }),
     ]);
-    expect(actions).toEqual([
-      action('markUnknown', 'a-1', 85),
-      action('podNotReady', 'default/web-1', 85),
-      action('podNotReady', 'default/db-0', 85),
-      action('taintAdded', 'a-1', 85, 'node.kubernetes.io/unreachable:NoExecute'),
-      action('taintRemoved', 'a-1', 85, 'node.kubernetes.io/not-ready:NoExecute'),
-      action('podDeleted', 'default/web-1', 385),
-    ]);
+    expect(actions).toEqual(
+      [
+        action('markUnknown', 'a-1', 85),
+        action('podNotReady', 'default/web-1', 85),
+        action('podNotReady', 'default/db-0', 85),
+        action('taintAdded', 'a-1', 85, 'node.kubernetes.io/unreachable:NoExecute'),
+        action('taintRemoved', 'a-1', 85, 'node.kubernetes.io/not-ready:NoExecute'),
+        action('podDeleted', 'default/web-1', 385),
+      ].map(onA1),
+    );
   });
 
   it('leaves out intended-only rows, writes that were made, reads and queue bookkeeping', () => {
@@ -185,6 +189,84 @@ describe('matchActions', () => {
   });
 });
 
+describe('matchActions: why they disagree, as far as the trail can say', () => {
+  const options = { toleranceMs: 5 * S };
+  const u = 'node.kubernetes.io/unreachable:NoExecute';
+  const whyOf = (
+    ours: readonly ControllerAction[],
+    theirs: readonly ControllerAction[],
+    more: Partial<Parameters<typeof matchActions>[2]>,
+  ): (string | undefined)[] => matchActions(ours, theirs, { ...options, ...more }).rows.map((r) => r.why);
+
+  it('names the v1.34 change when the NoExecute taint comes a pass apart across it (PR #120816)', () => {
+    const ours = [action('taintAdded', 'a-1', 85, u)];
+    const theirs = [action('taintAdded', 'a-1', 95, u)];
+    expect(whyOf(ours, theirs, { versions: { ours: 34, theirs: 33 } })).toEqual([
+      "10s earlier than the cluster's controller; a version difference (this controller emulates 1.34, the cluster runs v1.33): " +
+        'from v1.34 the NoExecute taint comes in the pass that marks the node, before v1.34 one monitor period later (PR #120816)',
+    ]);
+    // The other way round (the older minor earlier) the change cannot account for it: the difference alone.
+    expect(whyOf(theirs, ours, { versions: { ours: 34, theirs: 33 } })).toEqual([
+      "10s later than the cluster's controller; a version difference (this controller emulates 1.34, the cluster runs v1.33)",
+    ]);
+    // Both sides of v1.34: no version difference, nothing to name.
+    expect(whyOf(ours, theirs, { versions: { ours: 35, theirs: 34 } })).toEqual([
+      "10s earlier than the cluster's controller; a version difference (this controller emulates 1.35, the cluster runs v1.34)",
+    ]);
+  });
+
+  it('names no change it cannot be sure of: a later mark across v1.37 is the version difference alone', () => {
+    // The v1.37 Lease read delays a mark only when the lease cache is behind: not certain from the row.
+    expect(
+      whyOf([action('markUnknown', 'a-1', 95)], [action('markUnknown', 'a-1', 85)], {
+        versions: { ours: 37, theirs: 36 },
+      }),
+    ).toEqual([
+      "10s later than the cluster's controller; a version difference (this controller emulates 1.37, the cluster runs v1.36)",
+    ]);
+  });
+
+  it('says a v1.25 cluster records no taint eviction (no DisruptionTarget before v1.26)', () => {
+    expect(
+      whyOf([action('podDeleted', 'default/web-1', 385)], [], { versions: { ours: 25, theirs: 25 } }),
+    ).toEqual([
+      "this controller decided it; the cluster's did not do it; v1.25 writes no DisruptionTarget condition (from v1.26, PR #110959), " +
+        'so its taint evictions cannot be told from other deletions and none is recorded',
+    ]);
+    // From v1.26 a missing deletion is a real disagreement.
+    expect(
+      whyOf([action('podDeleted', 'default/web-1', 385)], [], { versions: { ours: 26, theirs: 26 } }),
+    ).toEqual(["this controller decided it; the cluster's did not do it"]);
+  });
+
+  it("compares this controller's grace period with the default of the cluster's minor (PR #126287)", () => {
+    const ours = [action('markUnknown', 'a-1', 75)];
+    const theirs = [action('markUnknown', 'a-1', 85)];
+    expect(whyOf(ours, theirs, { versions: { ours: 37, theirs: 37, ourGracePeriodMs: 40 * S } })).toEqual([
+      "10s earlier than the cluster's controller; this controller's nodeMonitorGracePeriod is 40s, v1.37's default 50s " +
+        '(50s from v1.32, PR #126287; a control plane may set its own)',
+    ]);
+    // Earlier with a longer grace period than theirs: not the reason.
+    expect(whyOf(ours, theirs, { versions: { ours: 31, theirs: 31, ourGracePeriodMs: 50 * S } })).toEqual([
+      "10s earlier than the cluster's controller",
+    ]);
+  });
+
+  it('names a node this controller never saw, for its node actions and its pods', () => {
+    const theirs = [
+      { ...action('markUnknown', 'b-9', 85), node: 'b-9' },
+      { ...action('podNotReady', 'default/web-9', 85), node: 'b-9' },
+      { ...action('markUnknown', 'a-1', 85), node: 'a-1' },
+    ];
+    expect(whyOf([], theirs, { nodesNeverSeen: new Set(['b-9']) })).toEqual([
+      "the cluster's controller did it; this one did not decide it",
+      "the cluster's controller did it; this controller never saw node b-9 (no health row, no decision of its own)",
+      "the cluster's controller did it; this controller never saw node b-9 (no health row, no decision of its own)",
+    ]);
+    expect(matchActions([], theirs, options).rows.find((r) => r.kind === 'podNotReady')?.node).toBe('b-9');
+  });
+});
+
 describe('nodeControllerActions (what the cluster did between two copies of a node)', () => {
   const node = (ready: 'True' | 'Unknown', reason: string, taints: string[]): Node => ({
     name: 'a-1',
@@ -237,7 +319,9 @@ describe('nodeControllerActions (what the cluster did between two copies of a no
         },
         { node: 'a-1', at: at(85), source: 'monitor', what: 'markUnknown', why: '' },
       ]),
-    ).toEqual([action('markUnknown', 'a-1', 85), action('taintAdded', 'a-1', 85, `${u}:NoExecute`)]);
+    ).toEqual(
+      [action('markUnknown', 'a-1', 85), action('taintAdded', 'a-1', 85, `${u}:NoExecute`)].map(onA1),
+    );
   });
 });
 
@@ -304,15 +388,17 @@ describe('podControllerActions (what the cluster did to a pod, as one Pod Change
     });
     expect(
       actionsFromClusterDecisions([recorded(95, 'u1'), recorded(91, 'u1'), recorded(91 + 600, 'u1')]),
-    ).toEqual([action('podDeleted', 'default/web-1', 91)]);
+    ).toEqual([action('podDeleted', 'default/web-1', 91)].map(onA1));
     // A new pod of the same name (a StatefulSet's) is another action; so is one an hour later.
     expect(
       actionsFromClusterDecisions([recorded(91, 'u1'), recorded(100, 'u2'), recorded(91 + 3_600, 'u1')]),
-    ).toEqual([
-      action('podDeleted', 'default/web-1', 91),
-      action('podDeleted', 'default/web-1', 100),
-      action('podDeleted', 'default/web-1', 91 + 3_600),
-    ]);
+    ).toEqual(
+      [
+        action('podDeleted', 'default/web-1', 91),
+        action('podDeleted', 'default/web-1', 100),
+        action('podDeleted', 'default/web-1', 91 + 3_600),
+      ].map(onA1),
+    );
   });
 });
 

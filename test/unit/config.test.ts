@@ -19,6 +19,7 @@ import {
 } from '../../shared/config.js';
 import { durationSchema, formatDuration, parseDuration } from '../../shared/duration.js';
 import {
+  minorOfServerVersion,
   NewestEmulatedMinor,
   OldestEmulatedMinor,
   type EmulationVersion,
@@ -901,6 +902,19 @@ describe('emulationVersion: the upstream minor reproduced', () => {
   it('takes "1.NN", "v1.NN.P" and the YAML number 1.NN', () => {
     expect(parseConfigObject({ emulationVersion: 'v1.28.3' }).emulationVersion).toBe('1.28');
     expect(parseConfigObject({ emulationVersion: 1.34 }).emulationVersion).toBe('1.34');
+  });
+
+  it.each([
+    { gitVersion: 'v1.31.4-eks-1a2b3c4', minor: 31 },
+    { gitVersion: 'v1.30.9-gke.1127000', minor: 30 },
+    { gitVersion: 'v1.37.0', minor: 37 },
+    { gitVersion: 'v1.38.0-alpha.1', minor: 38 },
+    { gitVersion: '1.34', minor: 34 },
+    { gitVersion: 'v2.0.0', minor: undefined },
+    { gitVersion: 'v1.3x', minor: undefined },
+    { gitVersion: '', minor: undefined },
+  ])("reads a server's minor from its /version: $gitVersion", ({ gitVersion, minor }) => {
+    expect(minorOfServerVersion(gitVersion)).toBe(minor);
   });
 
   it.each([

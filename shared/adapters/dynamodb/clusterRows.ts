@@ -19,6 +19,10 @@ const MetaSchema = z.object({
   relayLastSeen: InstantSchema.optional(),
   lastObservingSince: InstantSchema.optional(),
   nodeMonitorGracePeriodMs: z.number().optional(),
+  emulationVersion: z.string().optional(),
+  dryRun: z.boolean().optional(),
+  clusterVersion: z.string().optional(),
+  clusterVersionReadAtMs: z.number().optional(),
   updatedAtMs: z.number().optional(),
   clockOffset: z.number().optional(),
   clockCandidate: z.number().optional(),
@@ -49,6 +53,10 @@ export function metaEqual(a: ClusterMeta, b: ClusterMeta): boolean {
     a.relayLastSeen === b.relayLastSeen &&
     a.lastObservingSince === b.lastObservingSince &&
     a.nodeMonitorGracePeriodMs === b.nodeMonitorGracePeriodMs &&
+    a.emulationVersion === b.emulationVersion &&
+    a.dryRun === b.dryRun &&
+    a.clusterVersion === b.clusterVersion &&
+    a.clusterVersionReadAt === b.clusterVersionReadAt &&
     a.clockOffset === b.clockOffset &&
     a.clockCandidate === b.clockCandidate &&
     a.termVerified === b.termVerified &&
@@ -100,6 +108,10 @@ export function decodeZoneRows(ctx: DynamoContext, cluster: string, rows: readon
         ...(m.nodeMonitorGracePeriodMs !== undefined && {
           nodeMonitorGracePeriodMs: m.nodeMonitorGracePeriodMs,
         }),
+        ...(m.emulationVersion !== undefined && { emulationVersion: m.emulationVersion }),
+        ...(m.dryRun !== undefined && { dryRun: m.dryRun }),
+        ...(m.clusterVersion !== undefined && { clusterVersion: m.clusterVersion }),
+        ...(m.clusterVersionReadAtMs !== undefined && { clusterVersionReadAt: m.clusterVersionReadAtMs }),
         ...(m.updatedAtMs !== undefined && { committedAt: m.updatedAtMs }),
         ...(m.clockOffset !== undefined && { clockOffset: m.clockOffset }),
         ...(m.clockCandidate !== undefined && { clockCandidate: m.clockCandidate }),

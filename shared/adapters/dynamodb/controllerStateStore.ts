@@ -491,6 +491,10 @@ export class DynamoDbControllerStateStore implements ControllerStateStore {
       lastObservingSince:
         meta.lastObservingSince === undefined ? undefined : encodeInstant(meta.lastObservingSince),
       nodeMonitorGracePeriodMs: meta.nodeMonitorGracePeriodMs,
+      emulationVersion: meta.emulationVersion,
+      dryRun: meta.dryRun,
+      clusterVersion: meta.clusterVersion,
+      clusterVersionReadAtMs: meta.clusterVersionReadAt,
       clockOffset: meta.clockOffset,
       clockCandidate: meta.clockCandidate,
       termVerified: meta.termVerified,

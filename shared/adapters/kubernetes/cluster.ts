@@ -42,6 +42,7 @@ import {
   type KubeConfig,
   type V1Node,
   type V1Pod,
+  VersionApi,
 } from '@kubernetes/client-node';
 import type { Effect, EffectResult, ReadResult, ResultOf, WriteResult } from '../../domain/effects.js';
 import type { KubeEvent } from '../../domain/kubeEvents.js';
@@ -108,6 +109,7 @@ export function createKubernetesCluster(
 ): ClusterPort {
   const core = kubeConfig.makeApiClient(CoreV1Api);
   const coordination = kubeConfig.makeApiClient(CoordinationV1Api);
+  const version = kubeConfig.makeApiClient(VersionApi);
   const { clock } = options;
   const sleep = options.sleep ?? abortableSleep;
   const random = options.random ?? Math.random;
@@ -211,6 +213,12 @@ export function createKubernetesCluster(
     return { ok: true, value: got.value.metadata?.resourceVersion ?? '' };
   }
 
+  async function getServerVersion(signal?: AbortSignal): Promise<ReadResult<string>> {
+    const got = await call('get /version', signal, (o) => version.getCode({}, o));
+    if (!got.ok) return got;
+    return { ok: true, value: got.value.gitVersion };
+  }
+
   async function recordEvent(event: KubeEvent, signal?: AbortSignal): Promise<WriteResult> {
     const body = makeEvent(event, clock.now(), random() * 1_000_000);
     const { namespace } = body.metadata;
@@ -257,6 +265,7 @@ export function createKubernetesCluster(
       deletePodForTaintEviction(api, namespace, name, opts?.uid, opts?.signal, opts?.disruptionTarget),
     getLeaderLease: (namespace, name, opts) => getLeaderLease(namespace, name, opts?.signal),
     getNodeLeaseVersion: (node, opts) => getNodeLeaseVersion(node, opts?.signal),
+    getServerVersion: (opts) => getServerVersion(opts?.signal),
     recordEvent: (event, opts) => recordEvent(event, opts?.signal),
   };
 }

@@ -29,15 +29,13 @@ import { examplesDir, failures, runExample, summaryOf } from './helpers.js';
 const S = 1_000;
 const start = Date.parse('2026-01-01T00:00:00Z');
 
-async function withManagedGrace(grace: string): Promise<SimulationResult> {
+async function withManaged(config: Record<string, string>): Promise<SimulationResult> {
   const file = new URL('shadow-agreement.yaml', examplesDir);
   const document = parseYaml(await readFile(file, 'utf8')) as Record<string, unknown>;
-  const text = stringifyYaml({
-    ...document,
-    managedController: { config: { nodeMonitorGracePeriod: grace } },
-  });
+  const text = stringifyYaml({ ...document, managedController: { config } });
   return runSimulation(parseScenario(text, 'shadow-agreement.yaml'));
 }
+const withManagedGrace = (grace: string) => withManaged({ nodeMonitorGracePeriod: grace });
 
 const rowsOf = (result: SimulationResult) =>
   (result.agreement?.rows ?? []).map((r) => [
@@ -139,5 +137,27 @@ describe('shadow-agreement with other settings on the managed side', () => {
       medianLagMs: 10 * S,
       maxLagMs: 10 * S,
     });
+  });
+
+  // v1.31's defaults: a 40 s grace (50 s from v1.32, PR #126287), so it marks at 75 s as in the 40s
+  // case; and its NoExecute taint comes one pass after the mark (PR #120816, v1.34), at 80 s, not 75 s;
+  // batch-1 (no toleration) goes with it, web-1 300 s later. The shadow's taint at 85 s is then within a
+  // pass of it: agreed.
+  it('an older minor there (1.31): the version difference named beside the settings it changes', async () => {
+    const result = await withManaged({ emulationVersion: '1.31' });
+    expect(failures(result)).toEqual([]);
+    expect(rowsOf(result)).toEqual([
+      ['markUnknown', 'a-1', '', 85, 75, false],
+      ['podNotReady', 'default/batch-1', '', 85, 75, false],
+      ['podNotReady', 'default/web-1', '', 85, 75, false],
+      ['taintAdded', 'a-1', 'node.kubernetes.io/unreachable:NoSchedule', 75, 75, true],
+      ['podDeleted', 'default/batch-1', '', 80, 80, true],
+      ['taintAdded', 'a-1', 'node.kubernetes.io/unreachable:NoExecute', 85, 80, true],
+      ['podDeleted', 'default/web-1', '', 380, 380, true],
+    ]);
+    expect(result.agreement?.rows[0]?.why).toBe(
+      "10s later than the cluster's controller; a version difference (this controller emulates 1.37, the cluster runs v1.31); " +
+        'the settings differ: nodeMonitorGracePeriod 50s here, 40s there',
+    );
   });
 });

@@ -169,4 +169,87 @@ describe('nlc agreement', () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--since: expected a duration/);
   });
+
+  // Another cluster, its row as a shadow monitor at 1.37 records it, on a v1.33 control plane: the
+  // unreachable taint came 10 s after our pass (v1.33 taints a pass later, PR #120816) and our mark 10 s
+  // after theirs (nothing the versions account for for certain); c-9, a node only the cluster's
+  // controller acted on, has no health row and no decision of ours.
+  it('names the version difference the cluster row records, and the nodes it never saw', async () => {
+    const stores = db.stores();
+    const cluster = 'staging';
+    const loaded = await stores.controllerState.load(cluster);
+    await stores.controllerState.commit(loaded, {
+      state: loaded.state,
+      meta: {
+        masterDisruption: false,
+        emulationVersion: '1.37',
+        dryRun: true,
+        nodeMonitorGracePeriodMs: 50 * S,
+        clusterVersion: 'v1.33.2-eks-1a2b3c4',
+        clusterVersionReadAt: t0,
+      },
+    });
+    for (const name of ['a-1', 'c-9'])
+      await stores.nodes.putNode(cluster, newNode(name, { created: t0 - 3_600 * S, conditions: [] }));
+    await stores.decisions.append(cluster, [
+      ours('a-1', t0, 'swapNodeTaints', { add: [unreachable], remove: [] }),
+      theirs('a-1', t0 + 10 * S, 'taintAdded', unreachable),
+      ours('a-1', t0 + 10 * S, 'updateNodeStatus', { conditions: ['Ready=Unknown (NodeStatusUnknown)'] }),
+      theirs('a-1', t0, 'markUnknown'),
+    ]);
+    await stores.decisions.append(cluster, [theirs('c-9', t0, 'markUnknown')]);
+    const at = ['--endpoint', db.endpoint, '--tables-prefix', PREFIX, '--cluster', cluster];
+
+    const json = await runCli(['agreement', ...at, '-o', 'json']);
+    const view = JSON.parse(json.stdout) as AgreementView;
+    expect(view).toMatchObject({
+      controller: { emulationVersion: '1.37', mode: 'shadow', nodeMonitorGracePeriodMs: 50 * S },
+      clusterVersion: 'v1.33.2-eks-1a2b3c4',
+      nodesNeverSeen: ['c-9'],
+      decisions: 3,
+      agreed: 0,
+    });
+    const difference = 'a version difference (this controller emulates 1.37, the cluster runs v1.33)';
+    expect(view.rows.map((r) => [r.kind, r.subject, r.why])).toEqual([
+      ['markUnknown', 'a-1', `10s later than the cluster's controller; ${difference}`],
+      [
+        'markUnknown',
+        'c-9',
+        "the cluster's controller did it; this controller never saw node c-9 (no health row, no decision of its own)",
+      ],
+      [
+        'taintAdded',
+        'a-1',
+        `10s earlier than the cluster's controller; ${difference}: from v1.34 the NoExecute taint comes in the ` +
+          'pass that marks the node, before v1.34 one monitor period later (PR #120816)',
+      ],
+    ]);
+
+    const table = await runCli(['agreement', ...at]);
+    expect(table.stdout.split('\n').slice(2, 4)).toEqual([
+      'versions: this controller emulates 1.37, the cluster runs v1.33.2-eks-1a2b3c4 (a version difference: the rows it explains say which change)',
+      "the cluster's controller acted on 1 node(s) this controller has no trace of: c-9",
+    ]);
+
+    // The same tables, the monitor since switched to active: nothing of theirs is recorded any more.
+    const again = await stores.controllerState.load(cluster);
+    await stores.controllerState.commit(again, {
+      state: again.state,
+      meta: { ...again.meta, dryRun: false },
+    });
+    const active = await runCli(['agreement', ...at]);
+    expect(active.stdout.split('\n')[0]).toMatch(/^staging: 0 of 3 decisions agree \(0%\) since /);
+    expect(active.stdout).toContain(
+      "this controller runs active (dryRun false): the cluster's own controller's actions are recorded only in shadow mode",
+    );
+  });
+
+  it('a cluster row without versions says so, and explains nothing by version', async () => {
+    const { stdout } = await runCli(['agreement', ...target]);
+    expect(stdout.split('\n')[2]).toBe(
+      "versions: this controller has not recorded its version yet; the cluster's is not recorded yet (the monitor reads /version hourly)",
+    );
+    const none = await runCli(['agreement', ...target, '--cluster', 'nothing-yet']);
+    expect(none.stdout.split('\n')[0]).toMatch(/^nothing-yet: no decision to compare since \S+$/);
+  });
 });

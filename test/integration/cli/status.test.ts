@@ -190,6 +190,9 @@ describe('nlc status', () => {
       'lastRefusal',
       'lastRefusalAgeSeconds',
       'relayLastSeen',
+      'emulationVersion',
+      'mode',
+      'clusterVersion',
       'masterDisruption',
       'zones',
       'nodes',
@@ -301,6 +304,28 @@ describe('nlc status', () => {
     ]);
     expect(code).toBe(0);
     expect(stdout).toContain('No zones or nodes stored for cluster elsewhere');
+  });
+
+  it("names the minor the controller emulates, its mode and the cluster's version, as the monitor records them", async () => {
+    const stores = stack.db.stores();
+    const loaded = await stores.controllerState.load('versions');
+    await stores.controllerState.commit(loaded, {
+      state: loaded.state,
+      meta: {
+        masterDisruption: false,
+        emulationVersion: '1.34',
+        dryRun: true,
+        clusterVersion: 'v1.33.0',
+        clusterVersionReadAt: t0,
+      },
+    });
+    const at = ['--endpoint', stack.endpoint, '--tables-prefix', PREFIX, '--cluster', 'versions'];
+    const { stdout } = await runCli(['status', ...at]);
+    expect(stdout).toContain(
+      'Controller:         emulates 1.34, shadow mode (dryRun: writes nothing); the cluster runs v1.33.0\n',
+    );
+    const report = JSON.parse((await runCli(['status', ...at, '-o', 'json'])).stdout) as StatusReport;
+    expect(report).toMatchObject({ emulationVersion: '1.34', mode: 'shadow', clusterVersion: 'v1.33.0' });
   });
 
   it('exits 1 with a clear message when the endpoint does not answer', async () => {

@@ -437,6 +437,56 @@ describe('multi-part digests', () => {
   });
 });
 
+describe('the cluster row: what `nlc agreement` compares', () => {
+  const versionReads = (mark: number) => world.requestsSince(mark).filter((r) => r.path === '/version');
+
+  it("records this controller's minor and mode, and the cluster's /version, read again hourly", async () => {
+    world.config = testConfig({ dryRun: true, emulationVersion: '1.34' });
+    const mark = world.api.requests.length;
+    await threeNodes();
+    expect(versionReads(mark)).toHaveLength(1);
+    const meta = await world.stores.controllerState.loadMeta(world.config.cluster);
+    expect(meta).toMatchObject({
+      emulationVersion: '1.34',
+      dryRun: true,
+      // The API simulator's version.
+      clusterVersion: 'v1.33.0',
+      clusterVersionReadAt: t0,
+    });
+    // Within the hour the recorded version stands: no read.
+    const quiet = world.api.requests.length;
+    for (let t = t0 + 5 * S; t <= t0 + 20 * S; t += 5 * S) await pass(t);
+    expect(versionReads(quiet)).toHaveLength(0);
+    // An hour on, it is read again.
+    const later = world.api.requests.length;
+    await pass(t0 + 3_600 * S);
+    expect(versionReads(later)).toHaveLength(1);
+    expect(await world.stores.controllerState.loadMeta(world.config.cluster)).toMatchObject({
+      clusterVersionReadAt: t0 + 3_600 * S,
+    });
+  });
+
+  it('a failed /version read keeps what was recorded, and the pass goes on', async () => {
+    await threeNodes();
+    world.now = t0 + 7_200 * S;
+    const failing = world.monitorDeps({
+      cluster: {
+        ...world.cluster,
+        getServerVersion: () =>
+          Promise.resolve({ ok: false, reason: 'Failed', message: 'get /version: connection refused' }),
+      },
+    });
+    const outcome = await runMonitorPass(failing, world.digest(++sequence, t0 + 7_200 * S, {}), { cache });
+    expect(outcome.kind).toBe('processed');
+    expect(await world.stores.controllerState.loadMeta(world.config.cluster)).toMatchObject({
+      clusterVersion: 'v1.33.0',
+      clusterVersionReadAt: t0,
+      emulationVersion: '1.37',
+      dryRun: false,
+    });
+  });
+});
+
 describe('shadow mode (dryRun)', () => {
   it('records every decision and writes nothing to the cluster', async () => {
     world.config = testConfig({ dryRun: true });
