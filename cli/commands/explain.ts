@@ -209,27 +209,93 @@ function inputsCell(inputs: DecisionView['inputs']): string {
     .join(' ');
 }
 
-const COLUMNS: readonly Column<DecisionView>[] = [
+/** A row of the table: the decision, and whether a retry of its failed write then succeeded. */
+export interface ExplainRow extends DecisionView {
+  readonly retried: boolean;
+}
+
+/** How far apart a write's rows may be: its intended row, its outcome, and a retry within the pass. */
+const SameWriteWindowMs = 60_000;
+
+const sameWrite = (a: DecisionView, b: DecisionView): boolean =>
+  a.source === b.source && a.what === b.what && a.pod === b.pod && a.dryRun === b.dryRun;
+
+/**
+ * The table's rows from a trail (newest first). Each write is recorded twice, `intended` before it and
+ * its outcome after: without -o wide the intended row of a write whose outcome follows is folded into
+ * it, so the rows are decisions. A failed write retried with success within the window (a 409 Conflict
+ * after a kubelet's status report, read again and written: upstream's tryUpdateNodeHealth loop) is
+ * marked `retried`, not shown as a failure. Returns the rows and how many were folded.
+ *
+ * @example
+ * explainRows(report.decisions, false).rows.length; // about half of the trail: one row per write
+ */
+export function explainRows(
+  newestFirst: readonly DecisionView[],
+  wide: boolean,
+): { rows: ExplainRow[]; folded: number } {
+  const at = newestFirst.map((d) => Date.parse(d.at));
+  // A newer row (a smaller index) of the same write, within the window, that `matches`.
+  const followedBy = (i: number, matches: (d: DecisionView) => boolean): boolean => {
+    const row = newestFirst[i];
+    if (row === undefined) return false;
+    for (let j = i - 1; j >= 0; j--) {
+      const newer = newestFirst[j];
+      if (newer === undefined || (at[j] ?? 0) - (at[i] ?? 0) > SameWriteWindowMs) break;
+      if (sameWrite(newer, row) && matches(newer)) return true;
+    }
+    return false;
+  };
+  const rows: ExplainRow[] = [];
+  let folded = 0;
+  newestFirst.forEach((d, i) => {
+    const kind = resultKind(d.result);
+    if (!wide && kind === 'intended' && followedBy(i, (n) => resultKind(n.result) !== 'intended')) {
+      folded++;
+      return;
+    }
+    const retried = kind === 'failed' && followedBy(i, (n) => resultKind(n.result) === 'ok');
+    rows.push({ ...d, retried });
+  });
+  return { rows, folded };
+}
+
+/** A long result (an API error's message) cut in the table; -o wide and -o json show it whole. */
+const ResultWidth = 48;
+
+function resultCell(d: ExplainRow, wide: boolean): string {
+  const result = d.result ?? '-';
+  const cut = wide || result.length <= ResultWidth ? result : `${result.slice(0, ResultWidth - 1)}…`;
+  return d.retried ? `${cut} (retried: ok)` : cut;
+}
+
+const columns = (wide: boolean): readonly Column<ExplainRow>[] => [
   { header: 'time', value: (d) => d.at },
   { header: 'source', value: (d) => d.source },
   { header: 'what', value: (d) => d.what },
   { header: 'pod', value: (d) => d.pod ?? '-' },
   {
     header: 'result',
-    value: (d) => d.result ?? '-',
+    value: (d) => resultCell(d, wide),
     colour: (d) => {
       const kind = resultKind(d.result);
-      return kind === 'ok' ? 'green' : kind === 'failed' ? 'red' : undefined;
+      return kind === 'ok' ? 'green' : kind === 'failed' ? (d.retried ? 'yellow' : 'red') : undefined;
     },
   },
   { header: 'why', value: (d) => d.why },
   { header: 'inputs', value: (d) => inputsCell(d.inputs), wide: true },
 ];
 
-export function renderExplain(report: ExplainReport, wide: boolean, paint: Paint): string {
+export function renderExplain(report: ExplainReport, wide: boolean, paint: Paint, limit = Infinity): string {
   const head = `${paint('bold', `${report.node}:`)} ${report.verdict}\n`;
   if (report.decisions.length === 0) return head;
-  return `${head}\n${renderTable(COLUMNS, report.decisions, { wide, paint })}`;
+  const { rows, folded } = explainRows(report.decisions, wide);
+  const shown = rows.slice(0, limit);
+  const foot =
+    folded === 0
+      ? ''
+      : paint('dim', `(${folded} intended rows folded into their outcomes: -o wide shows every row)\n`);
+  return `${head}\n${renderTable(columns(wide), shown, { wide, paint })}${foot}`;
 }
 
 /**
@@ -240,9 +306,11 @@ export function renderExplain(report: ExplainReport, wide: boolean, paint: Paint
  */
 export async function runExplain(options: ExplainOptions, io: CliIo): Promise<number> {
   const target = await resolveTarget(options, io.env);
+  // The table folds a write's intended row into its outcome: twice the rows make `limit` decisions.
+  const folding = options.output === undefined;
   const trail = await withStores(target, io.env, async (stores) => {
     const found = await stores.decisions.query(target.cluster, options.node, {
-      limit: options.limit,
+      limit: folding ? Math.min(2 * options.limit, 2000) : options.limit,
       newestFirst: true,
     });
     if (found.length > 0) return found;
@@ -256,7 +324,7 @@ export async function runExplain(options: ExplainOptions, io: CliIo): Promise<nu
   });
   const report = buildExplain(target.cluster, options.node, trail);
   await writeOutput(io, options.output, report, () =>
-    renderExplain(report, options.output === 'wide', stdoutPaint(io)),
+    renderExplain(report, options.output === 'wide', stdoutPaint(io), options.limit),
   );
   return 0;
 }
@@ -266,9 +334,12 @@ The first line is a verdict derived from the trail only: the NoExecute taint in 
 and when, the Ready status the controller wrote and why, and the queueing before it. Then the trail,
 newest first: TIME (the decision's instant: the digest's observedAt for the monitor), SOURCE (the
 deciding function), WHAT, POD (the pod a decision was about; decisions about a pod are filed under
-its node), RESULT (intended = recorded before the write; ok, dryRun, or the failure as REASON:
-message; for decisions that write nothing, what came of them, e.g. "fires at …") and WHY. -o wide
-adds the INPUTS the decision read. A node with no decisions and unknown to the controller is an
+its node), RESULT (ok, dryRun, or the failure as REASON: message, cut at 48 characters; for
+decisions that write nothing, what came of them, e.g. "fires at …") and WHY. Each write is recorded
+twice, "intended" before it and its outcome after: the table folds the intended row into its outcome,
+so --limit counts decisions. A failed write that a retry within the minute then made (a 409 Conflict
+after a kubelet's status report, read again and written) shows "(retried: ok)" in yellow, not red.
+-o wide shows every row whole and adds the INPUTS the decision read. A node with no decisions and unknown to the controller is an
 error (exit 1), with the closest known names.
 -o json|yaml: cluster, node, verdict, decisions[] {id, at, source, what, pod, result, why, inputs,
 dryRun}.

@@ -30,23 +30,65 @@ describe('nlc explain', () => {
     );
   });
 
-  it('prints the trail newest first, with source, result and reason', async () => {
+  it('prints the trail newest first, with source, result and reason: one row per decision', async () => {
     const { stdout } = await runCli(['explain', 'a-1', ...target]);
     expect(tableRow(stdout, 'TIME')).toEqual(['TIME', 'SOURCE', 'WHAT', 'POD', 'RESULT', 'WHY']);
     const rows = stdout
       .split('\n')
       .filter((line) => line.startsWith('2026-'))
       .map((line) => line.split(/\s{2,}/));
-    // Same-instant rows sort by source, as their keys do (`<time>#<source>#<index>`).
+    // Same-instant rows sort by source, as their keys do (`<time>#<source>#<index>`). Each write's
+    // `intended` row is folded into its outcome.
     expect(rows).toEqual([
       [tainted, 'monitor', 'enqueue', '-', '-', 'markNodeForTainting: Ready=Unknown'],
       [tainted, 'drainer', 'swapNodeTaints', '-', 'ok', 'doNoExecuteTaintingPass: Ready=Unknown'],
-      [tainted, 'drainer', 'swapNodeTaints', '-', 'intended', 'doNoExecuteTaintingPass: Ready=Unknown'],
       [markedUnknown, 'monitor', 'markPodsNotReady', '-', 'ok', 'node became not ready'],
-      [markedUnknown, 'monitor', 'markPodsNotReady', '-', 'intended', 'node became not ready'],
       [markedUnknown, 'monitor', 'updateNodeStatus', '-', 'ok', `tryUpdateNodeHealth: ${GRACE}`],
-      [markedUnknown, 'monitor', 'updateNodeStatus', '-', 'intended', `tryUpdateNodeHealth: ${GRACE}`],
     ]);
+    expect(stdout.trimEnd().split('\n').at(-1)).toBe(
+      '(3 intended rows folded into their outcomes: -o wide shows every row)',
+    );
+    // -o wide: every row, the intended ones too.
+    const wide = await runCli(['explain', 'a-1', ...target, '-o', 'wide']);
+    expect(wide.stdout.split('\n').filter((line) => / intended /.test(line))).toHaveLength(3);
+  });
+
+  it('a write retried after a 409 is no failure: cut to width, marked retried, the verdict clean', async () => {
+    const at = t0 + 200_000;
+    const conflict =
+      'Conflict: Operation cannot be fulfilled on nodes "c-1": the object has been modified; please apply your changes to the latest version and try again';
+    const write = {
+      node: 'c-1',
+      source: 'monitor',
+      what: 'updateNodeStatus',
+      why: `tryUpdateNodeHealth: ${GRACE}`,
+    };
+    await stack.db.stores().decisions.append(CLUSTER, [
+      { ...write, at, result: 'intended' },
+      { ...write, at: at + 10, result: conflict, seq: 1 },
+      { ...write, at: at + 20, result: 'intended', seq: 2 },
+      { ...write, at: at + 30, result: 'ok', seq: 3 },
+    ]);
+    const { stdout } = await runCli(['explain', 'c-1', ...target]);
+    expect(stdout.split('\n')[0]).not.toContain('failed');
+    const rows = stdout.split('\n').filter((line) => line.startsWith('2026-'));
+    expect(rows.map((line) => line.split(/\s{2,}/)[4])).toEqual([
+      'ok',
+      `${conflict.slice(0, 47)}… (retried: ok)`,
+    ]);
+    // The 409's message no longer pads the column: 190 characters a row here, 290 with it whole.
+    expect(Math.max(...rows.map((line) => line.length))).toBeLessThanOrEqual(200);
+    // A failure no retry made good stays a failure, whole in -o wide and JSON.
+    await stack.db.stores().decisions.append(CLUSTER, [
+      { ...write, at: at + 120_000, result: 'intended', seq: 4 },
+      { ...write, at: at + 120_010, result: conflict, seq: 5 },
+    ]);
+    const after = await runCli(['explain', 'c-1', ...target]);
+    expect(after.stdout.split('\n')[0]).toContain('last write failed: updateNodeStatus');
+    const newest = after.stdout.split('\n').find((line) => line.startsWith(iso(at + 120_010)));
+    expect(newest?.split(/\s{2,}/)[4]).toBe(`${conflict.slice(0, 47)}…`);
+    const wide = await runCli(['explain', 'c-1', ...target, '-o', 'wide']);
+    expect(wide.stdout).toContain(conflict);
   });
 
   it('explains a node still waiting for its taint', async () => {
