@@ -52,6 +52,7 @@ import {
   type StackLogger,
 } from './log.js';
 import { startOffline, type OfflineProcess } from './offline.js';
+import { checkRealCluster } from './realCluster.js';
 import { removeStackRecord, writeStackRecord } from './stackRecord.js';
 import { AnyPorts, DefaultPorts, LocalHost, PortNames, reservePorts, type StackPorts } from './ports.js';
 import {
@@ -277,6 +278,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       },
     ]);
   }
+  // A real cluster is checked first: a bad kubeconfig or an unreachable server, before any bundling.
+  const real =
+    options.kubeconfig === undefined
+      ? undefined
+      : await checkRealCluster(options.kubeconfig, options.context);
   const given = loadSettings(env, options.settings ?? {});
   const loaded = managedOptions === undefined ? given : shadowSettings(given, env, options.settings ?? {});
   const { config } = loaded;
@@ -329,6 +335,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       dataDir,
       ephemeral: options.ephemeral === true,
       cluster: simulate ? 'simulator' : kubeconfigs.admin,
+      ...(real !== undefined && { server: real.server, clusterVersion: real.version }),
       ports,
     });
 

@@ -1,6 +1,7 @@
 // `nlc start` (npm start): its flags, their validation before anything starts, and which cluster it
 // uses. Starting the stack itself is test/e2e/localStack*.test.ts.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
 import { delimiter, join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,7 +12,10 @@ import {
   portsOf,
   StartOptionsSchema,
 } from '../../../cli/commands/start.js';
+import { versionInfoOf } from '../../../local/apiserver/discovery.js';
+import { startApiServer } from '../../../local/apiserver/index.js';
 import { DefaultPorts, PortInfo, PortNames } from '../../../local/stack/ports.js';
+import { checkRealCluster } from '../../../local/stack/realCluster.js';
 import { ConfigError } from '../../../shared/errors.js';
 import { runCli } from './helpers.js';
 
@@ -87,6 +91,67 @@ describe('nlc start', () => {
     const missing = await runCli(['start', '--no-ui', '--data-dir', dir, '--kubeconfig', join(dir, 'nope')]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('- --kubeconfig: no such file');
+  });
+});
+
+describe('nlc start --kubeconfig: the real cluster checked before anything starts', () => {
+  it('refuses a kubeconfig it cannot use (exit 2, naming the flag), before any bundling', async () => {
+    const garbage = join(dir, 'garbage.kubeconfig');
+    await writeFile(garbage, 'clusters: [unclosed\n');
+    const { code, stderr } = await runCli(['start', '--no-ui', '--data-dir', dir, '--kubeconfig', garbage]);
+    expect(code).toBe(2);
+    expect(stderr).toContain(
+      `- --kubeconfig: cluster credentials from kubeconfig file ${JSON.stringify(garbage)}`,
+    );
+  });
+
+  it('refuses a cluster that does not answer GET /version (exit 1), saying nothing was started', async () => {
+    const closed = await new Promise<number>((resolvePort) => {
+      const server = createServer();
+      server.listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as AddressInfo;
+        server.close(() => {
+          resolvePort(port);
+        });
+      });
+    });
+    const unreachable = join(dir, 'unreachable.kubeconfig');
+    await writeFile(
+      unreachable,
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        'clusters: [{name: c, cluster: {server: "https://127.0.0.1:' + String(closed) + '"}}]',
+        'users: [{name: u, user: {token: t}}]',
+        'contexts: [{name: x, context: {cluster: c, user: u}}]',
+        'current-context: x',
+        '',
+      ].join('\n'),
+    );
+    const { code, stderr } = await runCli([
+      'start',
+      '--no-ui',
+      '--data-dir',
+      dir,
+      '--kubeconfig',
+      unreachable,
+    ]);
+    expect(code).toBe(1);
+    expect(stderr).toContain(
+      `the cluster of ${unreachable} (https://127.0.0.1:${closed}) did not answer GET /version`,
+    );
+    expect(stderr).toContain('nothing was started');
+  });
+
+  it('a cluster that answers: its server and version for the log', async () => {
+    const api = await startApiServer({ version: versionInfoOf('1.34') });
+    try {
+      const file = join(dir, 'sim.kubeconfig');
+      await api.writeKubeconfig(file);
+      expect(await checkRealCluster(file, undefined)).toEqual({ server: api.url, version: 'v1.34.0' });
+    } finally {
+      await api.close();
+    }
   });
 });
 
