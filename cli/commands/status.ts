@@ -89,6 +89,11 @@ export interface NodeStatus {
   readonly zone: string;
   /** Ready as the monitor last saved it (the health row), not as the kubelet last posted it. */
   readonly ready: string | null;
+  /**
+   * Upstream's readyTransitionTimestamp: when the controller saw Ready change, on its clock. Its own
+   * Unknown mark is seen in the pass that writes it; a kubelet's change at the next pass, up to a
+   * monitor period after the condition's own lastTransitionTime (what the API shows).
+   */
   readonly readyTransition: string | null;
   /** The taints this controller owns, abbreviated (`unreachable:NoExecute`). */
   readonly taints: readonly string[];
@@ -416,7 +421,10 @@ Nodes:  READY is the Ready status the controller last saved (Unknown once the gr
         CLI's clock and bus delays cannot skew it); "live" for a node it heard from within the grace period at its last
         pass (that newer probe is not stored: docs/state.md, "Write on change"); "-" before any pass.
         EVICTION is the node's place in its zone queue ("queued #1"), "processed" once tainted.
--o wide adds tokens, uids, Ready transition, probe, lease and process-at times.
+-o wide adds tokens, uids, Ready transition, probe, lease and process-at times. READY SINCE is
+upstream's readyTransitionTimestamp: when the controller saw Ready change. Its own Unknown mark counts
+from that pass; a kubelet's change (a node back Ready) from the next pass, up to a monitor period (5s)
+after the condition's lastTransitionTime that the API shows.
 -o json|yaml prints the full report: cluster, observedAt, lastSequence, lastDigestAgeSeconds,
 lastDigestLate, nodeMonitorGracePeriodSeconds, relayTerm, relayTermVerified, refusedDigests,
 lastRefusal, lastRefusalAgeSeconds, relayLastSeen, emulationVersion, mode, clusterVersion,
