@@ -268,6 +268,12 @@ export const PodChangedEvent = EventBridgeSchema.extend({
   'detail-type': z.literal(PodChangedDetailType),
   detail: PodChangedDetail,
 });
+/** A schedule rule's event (EventBridge's classic form): the monitor's and the drainer's cron. */
+export const ScheduledEvent = EventBridgeSchema.extend({
+  source: z.literal('aws.events'),
+  'detail-type': z.literal('Scheduled Event'),
+});
+
 /** Any of the three, told apart by `detail-type` (the local bus and tests route with it). */
 export const RelayEvent = z.discriminatedUnion(
   'detail-type',

@@ -1,6 +1,6 @@
-// The controller as the simulator runs it: the five functions' services (shared/app/), called the way
-// their handlers (functions/*.ts) call them, behind an in-process bus that routes by serverless.yml's
-// rules (routing.ts). Nothing here decides anything about nodes or pods: it delivers events, runs the
+// The controller as the simulator runs it: the five functions through the Lambda shells' own dispatch
+// (shared/app/dispatch.ts: what each accepts, the served-cluster check, the service it runs), behind an
+// in-process bus that routes by serverless.yml's rules (routing.ts). Nothing here decides anything about nodes or pods: it delivers events, runs the
 // schedules, and retries failed invocations as Lambda does.
 //
 // - The bus: every event the relay publishes is encoded with shared/events.ts into EventBridge's JSON
@@ -17,39 +17,30 @@
 //   dead-lettered outright.
 // - The drainer runs as deployed: on its schedule and when the monitor starts it (something due within
 //   the next nodeMonitorPeriod), and a run waits for the next item that becomes due within its budget
-//   (shared/app/drainerScheduling.ts drainerWaitBudget, nextWait). A Lambda waits in process; here the
-//   wait is a continuation of the same invocation at the due instant of virtual time. So a zone's next
+//   (the dispatch's steps). A Lambda sleeps through a step's wait; here the wait is a continuation of
+//   the same invocation at the due instant of virtual time. So a zone's next
 //   NoExecute taint comes when its token bucket refills and a pod's eviction when its toleration ends, as
 //   with upstream's 100 ms polling.
 import type { ControllerConfig } from '../../shared/config.js';
-import { checkDrainerInvocation, DrainerInvocation, runDrainer } from '../../shared/app/drainer.js';
 import {
-  drainerWaitBudget,
-  EvictionDrainerTimeoutMs,
-  nextWait,
-  type DrainerTrigger,
-} from '../../shared/app/drainerScheduling.js';
-import {
-  MonitorSource,
-  runMonitorPass,
-  type MonitorCache,
-  type MonitorDeps,
-} from '../../shared/app/monitor.js';
-import type { NodeReadMemo } from '../../shared/app/reconcileNodes.js';
-import type { PodSweepMemo } from '../../shared/app/reconcilePods.js';
-import { runScheduledCheck } from '../../shared/app/scheduledCheck.js';
-import { runNodeTaints } from '../../shared/app/nodeTaints.js';
-import { processPodChange } from '../../shared/app/podProcessing.js';
-import { handleNodeChanged, handlePodChanged } from '../../shared/app/taintEviction.js';
+  Dispatch,
+  FunctionNames,
+  newWarmState,
+  type FunctionDeps,
+  type FunctionInput,
+  type FunctionName,
+  type Step,
+} from '../../shared/app/dispatch.js';
+import { DrainerInvocation } from '../../shared/app/drainer.js';
+import { EvictionDrainerTimeoutMs } from '../../shared/app/drainerScheduling.js';
+import { MonitorSource } from '../../shared/app/monitor.js';
 import type { EpochMillis, Millis, ZoneState } from '../../shared/domain/types.js';
 import { deepFreeze } from '../../shared/deepFreeze.js';
 import { EventParseError } from '../../shared/errors.js';
 import {
   encodeDetail,
   HeartbeatDigestDetailType,
-  NodeChangedDetailType,
   parseRelayEvent,
-  PodChangedDetailType,
   RelaySource,
   type RelayEvent,
 } from '../../shared/events.js';
@@ -57,7 +48,7 @@ import type { ClusterPort } from '../../shared/ports/cluster.js';
 import type { EventSink, PublishFailure } from '../../shared/ports/eventSink.js';
 import type { LogFields, Observer } from '../../shared/ports/observer.js';
 import { Priority, type Scheduler } from '../../shared/ports/scheduler.js';
-import type { DecisionRecord, LoadedState, StateStores } from '../../shared/ports/stores.js';
+import type { DecisionRecord, StateStores } from '../../shared/ports/stores.js';
 import { DeliveryChaos, type ChaosSettings, type DeliveryStats } from './chaos.js';
 import { targetsOf, type Rule } from './routing.js';
 import type { TimelineRecord } from './timeline.js';
@@ -166,12 +157,6 @@ export interface SimulatedController {
   lastDigestDetail(): unknown;
 }
 
-function wrongEvent(fn: string, event: RelayEvent): EventParseError {
-  return new EventParseError(`${fn} event`, [
-    `detail-type: not routed to ${fn}: ${JSON.stringify(event['detail-type'])}`,
-  ]);
-}
-
 const envelopeBase = { version: '0', account: '000000000000', region: 'us-east-1' } as const;
 
 /**
@@ -184,7 +169,6 @@ const envelopeBase = { version: '0', account: '000000000000', region: 'us-east-1
  */
 export function createSimulatedController(options: SimulatedControllerOptions): SimulatedController {
   const { config, scheduler, end, rules, stores, cluster: clusterPort, emit, diagnose } = options;
-  const cluster = config.cluster;
   const invocations: Record<string, number> = {};
   const stats = { deliveries: 0, failures: 0, deadLettered: 0 };
   const chaos = options.chaos === undefined ? undefined : new DeliveryChaos(options.chaos);
@@ -226,10 +210,15 @@ export function createSimulatedController(options: SimulatedControllerOptions): 
     detail: {},
   });
 
-  const common = { config, stores, cluster: clusterPort, observer };
-  const monitorDeps: MonitorDeps = {
-    ...common,
+  // One set of dependencies for every function, as one runtime per Lambda has: the scheduler's clock,
+  // the services' retry waits taking no time, and the monitor's invoke of the drainer as a delivery.
+  const deps: FunctionDeps = {
+    config,
+    stores,
+    cluster: clusterPort,
+    observer,
     clock: scheduler,
+    sleep: noWait,
     triggerDrainer: (invocation) => {
       // What the Lambda invoke would carry, parsed as the drainer's handler parses it.
       const parsed = DrainerInvocation.parse(JSON.parse(JSON.stringify(invocation)));
@@ -237,10 +226,8 @@ export function createSimulatedController(options: SimulatedControllerOptions): 
       return Promise.resolve();
     },
   };
-  const withClock = { ...common, clock: scheduler };
-  const cache: MonitorCache = new Map<string, LoadedState>();
-  const readMemo: NodeReadMemo = new Map();
-  const podSweepMemo: PodSweepMemo = new Map();
+  // Each function's warm state (the monitor's cache and memos), kept as a warm Lambda keeps it.
+  const warm = new Map(FunctionNames.map((fn) => [fn, newWarmState()]));
 
   // One parse per published event, shared by its targets and by every copy chaos delivers: they all get
   // the same bytes, so each Lambda's own parse gives the same event, or the same error. Frozen, so no
@@ -263,58 +250,39 @@ export function createSimulatedController(options: SimulatedControllerOptions): 
     if ('error' in parsed) throw parsed.error;
     return parsed.event;
   };
-  const handlers: Readonly<Record<string, { priority: number; handle: (p: Payload) => Promise<unknown> }>> = {
-    nodeTaints: {
-      priority: FunctionPriority.changes,
-      handle: (payload) => {
-        const event = relayEvent(payload);
-        if (event['detail-type'] !== NodeChangedDetailType) throw wrongEvent('nodeTaints', event);
-        return runNodeTaints(withClock, event.detail);
-      },
-    },
-    taintEviction: {
-      priority: FunctionPriority.changes,
-      handle: (payload) => {
-        const event = relayEvent(payload);
-        const deps = { ...withClock, sleep: noWait };
-        if (event['detail-type'] === NodeChangedDetailType) return handleNodeChanged(deps, event.detail);
-        if (event['detail-type'] === PodChangedDetailType) return handlePodChanged(deps, event.detail);
-        throw wrongEvent('taintEviction', event);
-      },
-    },
-    podProcessing: {
-      priority: FunctionPriority.changes,
-      handle: (payload) => {
-        const event = relayEvent(payload);
-        if (event['detail-type'] !== PodChangedDetailType) throw wrongEvent('podProcessing', event);
-        return processPodChange(withClock, event.detail);
-      },
-    },
-    monitorNodeHealth: {
-      priority: FunctionPriority.monitor,
-      handle: (payload) => {
-        if (payload.kind === 'schedule') return runScheduledCheck(monitorDeps, scheduler.now());
-        const event = relayEvent(payload);
-        if (event['detail-type'] !== HeartbeatDigestDetailType) throw wrongEvent('monitorNodeHealth', event);
-        return runMonitorPass(monitorDeps, event.detail, { cache, readMemo, podSweepMemo });
-      },
-    },
-    evictionDrainer: {
-      priority: FunctionPriority.drainer,
-      handle: (payload) => {
-        if (payload.kind === 'invoke') checkDrainerInvocation(payload.invocation, cluster);
-        const trigger: DrainerTrigger = payload.kind === 'invoke' ? payload.invocation.reason : 'schedule';
-        const deadline = scheduler.now() + drainerWaitBudget(trigger, config, EvictionDrainerTimeoutMs);
-        // drainUntilIdle's loop, with its waits in virtual time.
-        const drain = async (): Promise<Continuation | undefined> => {
-          const result = await runDrainer({ ...common, sleep: noWait }, scheduler.now());
-          const wait = nextWait(result, deadline);
-          return wait === undefined ? undefined : { after: wait, run: drain };
-        };
-        return drain();
-      },
-    },
+  const priorities: Readonly<Record<FunctionName, number>> = {
+    nodeTaints: FunctionPriority.changes,
+    taintEviction: FunctionPriority.changes,
+    podProcessing: FunctionPriority.changes,
+    monitorNodeHealth: FunctionPriority.monitor,
+    evictionDrainer: FunctionPriority.drainer,
   };
+  const inputOf = (payload: Payload): FunctionInput =>
+    payload.kind === 'relay'
+      ? { kind: 'event', event: relayEvent(payload) }
+      : payload.kind === 'schedule'
+        ? { kind: 'schedule' }
+        : { kind: 'invoke', invocation: payload.invocation };
+  /** A run's steps as continuations: its waits are scheduled in virtual time, not slept through. */
+  const continuation = (step: Step): Continuation | undefined =>
+    step.kind === 'done' ? undefined : { after: step.ms, run: async () => continuation(await step.next()) };
+  const handlers: Readonly<Record<string, { priority: number; handle: (p: Payload) => Promise<unknown> }>> =
+    Object.fromEntries(
+      FunctionNames.map((fn) => [
+        fn,
+        {
+          priority: priorities[fn],
+          // The Lambda's dispatch (shared/app/dispatch.ts), with the drainer's budget from its timeout.
+          handle: async (payload: Payload) =>
+            continuation(
+              await Dispatch[fn](
+                { deps, warm: warm.get(fn) ?? newWarmState(), remainingMs: () => EvictionDrainerTimeoutMs },
+                inputOf(payload),
+              ),
+            ),
+        },
+      ]),
+    );
   for (const rule of rules) {
     if (!(rule.function in handlers)) {
       throw new TypeError(

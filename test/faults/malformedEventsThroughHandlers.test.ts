@@ -64,7 +64,7 @@ beforeAll(async () => {
   ]);
   const names = ['monitorNodeHealth', 'evictionDrainer', 'nodeTaints', 'taintEviction', 'podProcessing'];
   modules.forEach((mod, i) => {
-    handlers[names[i] ?? ''] = mod.handler as Handler;
+    handlers[names[i] ?? ''] = mod.handler;
   });
   world.addNode('node-a');
   createPod(world.api, 'web-1', { nodeName: 'node-a' });

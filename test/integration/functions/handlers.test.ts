@@ -109,7 +109,9 @@ describe('monitorNodeHealth handler', () => {
     const mark = world.api.requests.length;
     const event = digestEvent(world.digest(7, t0 + 30_000, probes(t0 + 30_000)));
     const bad = { ...event, detail: { ...(event.detail as object), sequence: -1 } };
-    await expect(invoke(monitor, bad)).rejects.toThrow(/Failed to parse/);
+    await expect(invoke(monitor, bad)).rejects.toThrow(
+      'Invalid Heartbeat Digest (1 problem):\n- detail.sequence: expected an integer >= 0, got -1',
+    );
     expect(errors.at(-1)).toEqual([
       'malformed event rejected: nothing written',
       expect.objectContaining({
@@ -173,8 +175,9 @@ describe('evictionDrainer handler', () => {
     await expect(
       invoke(drainer, { source: 'nlc.monitor', cluster: 'other', reason: 'monitorPass' }),
     ).rejects.toThrow(/cluster: this deployment serves cluster "test", got "other"/);
+    // Neither shape: rejected naming what each alternative expected (the union's issues, joined).
     await expect(invoke(drainer, { source: 'somewhere', cluster: 'test' })).rejects.toThrow(
-      /Failed to parse/,
+      /^Invalid eviction drainer event \(1 problem\):\n- \(root\): expected .*"aws\.events".*"nlc\.monitor"/,
     );
   });
 });
