@@ -14,8 +14,14 @@ import { startApiServer, type ApiServerHandle } from '../../../local/apiserver/i
 import type { DynamoDbStores } from '../../../shared/adapters/dynamodb/index.js';
 import { systemClock } from '../../../shared/adapters/clock.js';
 import { EventParseError } from '../../../shared/errors.js';
+import { createKubernetesCluster } from '../../../shared/adapters/kubernetes/cluster.js';
+import { Dispatch, newWarmState, type FunctionDeps } from '../../../shared/app/dispatch.js';
+import { UPSTREAM_DEFAULTS } from '../../../shared/config.js';
+import { silentObserver } from '../../../shared/ports/observer.js';
 import {
   encodeDetail,
+  NodeChangedEvent,
+  parseRelayEvent,
   NodeChangedDetailType,
   PodChangedDetailType,
   RelaySource,
@@ -178,6 +184,49 @@ describe('one event through each handler', () => {
     createPod(api, 'pp-pod1', { nodeName: 'pp-1' });
     await handlers.podProcessing(eventBridgeEvent(podEvent('pp-pod1')), context('podProcessing'));
     expect(podCondition(api, 'pp-pod1', 'Ready')?.status).toBe('False');
+  });
+});
+
+describe("one event through the shell and through the simulator's path", () => {
+  // The simulator parses each event with parseRelayEvent and calls the dispatch with its own deps; a
+  // Lambda parses it with its schema in the shell. Both must read the same event and decide the same.
+  it('nodeTaints: the same event, parsed either way, gives the same detail and the same taints', async () => {
+    for (const name of ['both-shell', 'both-sim'])
+      createNode(api, name, {
+        conditions: [
+          { type: 'Ready', status: 'True' },
+          { type: 'MemoryPressure', status: 'True' },
+        ],
+      });
+    const viaShell = eventBridgeEvent(nodeEvent('both-shell', 'ADDED'));
+    const viaSimulator = eventBridgeEvent(nodeEvent('both-sim', 'ADDED'));
+    // The two parses of one event agree.
+    expect(parseRelayEvent(viaShell)).toEqual(NodeChangedEvent.parse(viaShell));
+
+    await handlers.nodeTaints(viaShell, context('nodeTaints'));
+    const deps: FunctionDeps = {
+      config: { ...UPSTREAM_DEFAULTS, cluster: CLUSTER },
+      stores,
+      cluster: createKubernetesCluster(api.kubeConfig(), { requestTimeoutMs: 10_000, clock: systemClock }),
+      observer: silentObserver,
+      clock: systemClock,
+    };
+    const step = await Dispatch.nodeTaints(
+      { deps, warm: newWarmState(), remainingMs: () => 30_000 },
+      { kind: 'event', event: parseRelayEvent(viaSimulator) },
+    );
+    expect(step).toEqual({ kind: 'done' });
+    const taints = (name: string) =>
+      (api.store.nodes.get(name).spec?.taints ?? []).map((t) => `${t.key}:${t.effect}`);
+    expect(taints('both-shell')).toEqual(['node.kubernetes.io/memory-pressure:NoSchedule']);
+    expect(taints('both-sim')).toEqual(taints('both-shell'));
+    const what = async (node: string) =>
+      (await stores.decisions.query(CLUSTER, node, { newestFirst: false, limit: 50 })).map((d) => [
+        d.source,
+        d.what,
+        d.result,
+      ]);
+    expect(await what('both-sim')).toEqual(await what('both-shell'));
   });
 });
 
