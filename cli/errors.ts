@@ -5,7 +5,7 @@
 import { CommanderError } from 'commander';
 import { z } from 'zod';
 import { NlcError, StoreError } from '../shared/errors.js';
-import type { OutputStream } from './output.js';
+import type { OutputStream } from '../shared/present/output.js';
 
 /** Exit codes of every `nlc` command: 0 done, 1 any failure, 2 invalid input. */
 export const ExitCode = Object.freeze({ ok: 0, failure: 1, invalidInput: 2 });

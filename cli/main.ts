@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { systemClock } from '../shared/adapters/clock.js';
 import { handleError } from './errors.js';
-import { colourEnabled, type CliIo, type CommandContext } from './output.js';
+import { colourEnabled, type CliIo, type CommandContext } from '../shared/present/output.js';
 
 /** The real terminal, environment and clock. */
 export function processIo(): CliIo {

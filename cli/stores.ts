@@ -9,7 +9,6 @@
 // the configured AWS region; when neither exists, the error says what to pass. The AWS SDK and the
 // YAML parser are loaded on use, so `nlc --help` and `nlc config` never pay for them.
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
@@ -19,10 +18,9 @@ import { ConfigError, NlcError } from '../shared/errors.js';
 import type { StateStores } from '../shared/ports/stores.js';
 import { findStack, type StackLookup } from '../local/stack/stackRecord.js';
 import { explainStoreError } from './errors.js';
-import type { CliIo } from './output.js';
-import { loadSettings } from './settings.js';
-
-const SERVERLESS_YML = new URL('../serverless.yml', import.meta.url);
+import type { CliIo } from '../shared/present/output.js';
+import { loadSettings } from '../shared/settings.js';
+import { stageTableNames } from '../shared/stageTables.js';
 
 // Serverless stage names: letters, digits and hyphens.
 const STAGE = /^[A-Za-z0-9-]{1,64}$/;
@@ -112,49 +110,6 @@ const nonEmpty = (value: string | undefined): string | undefined =>
 export function withEnvDefaults(raw: RawStoreOptions, env: CliIo['env']): RawStoreOptions {
   const endpoint = raw.endpoint ?? nonEmpty(env.NLC_DYNAMODB_ENDPOINT);
   return { ...raw, ...(endpoint !== undefined && { endpoint }) };
-}
-
-const TablesTemplateSchema = z.object({
-  service: z.string().min(1),
-  stageDefault: z.string().min(1),
-  tables: z.object({
-    nodes: z.string(),
-    zones: z.string(),
-    evictionQueue: z.string(),
-    podEvictions: z.string(),
-    decisions: z.string(),
-  }),
-});
-
-/**
- * The table names serverless.yml gives a stage: its `custom.tables` with `${self:service}` and
- * `${sls:stage}` resolved (e.g. stage prod → nlc-prod-nodes, …).
- *
- * @example await stageTableNames('prod') // { nodes: 'nlc-prod-nodes', zones: 'nlc-prod-zones', … }
- */
-export async function stageTableNames(stage: string | undefined): Promise<TableNames> {
-  const { parseDocument } = await import('./yaml.js');
-  const doc = parseDocument(await readFile(SERVERLESS_YML, 'utf8'), { logLevel: 'silent' });
-  const provider: unknown = doc.getIn(['provider', 'stage']);
-  const template = TablesTemplateSchema.parse({
-    service: doc.get('service'),
-    // `${opt:stage, 'dev'}`: the stage osls uses when none is given.
-    stageDefault:
-      /\$\{opt:stage,\s*'([^']+)'\}/.exec(typeof provider === 'string' ? provider : '')?.[1] ?? 'dev',
-    tables: (doc.getIn(['custom', 'tables']) as { toJSON?: () => unknown } | undefined)?.toJSON?.(),
-  });
-  const resolve = (name: string): string =>
-    name
-      .replaceAll('${self:service}', template.service)
-      .replaceAll('${sls:stage}', stage ?? template.stageDefault);
-  const { nodes, zones, evictionQueue, podEvictions, decisions } = template.tables;
-  return {
-    nodes: resolve(nodes),
-    zones: resolve(zones),
-    evictionQueue: resolve(evictionQueue),
-    podEvictions: resolve(podEvictions),
-    decisions: resolve(decisions),
-  };
 }
 
 /** The five table variables the functions get (serverless.yml provider.environment), when all are set. */

@@ -14,6 +14,7 @@ import { type Coerced, coerceBoolean, coerceNumber, describeInput } from './coer
 import type { Millis } from './domain/types.js';
 import { coerceDuration, formatDuration } from './duration.js';
 import { ConfigError, type ConfigIssue } from './errors.js';
+import type { ControllerConfig, EvictionMode } from './ports/config.js';
 import { editDistance, normalizeName } from './suggest.js';
 import {
   DefaultEmulationVersion,
@@ -24,44 +25,9 @@ import {
 
 // Durations belong to the settings' vocabulary: their importers may take them from here.
 
-export type EvictionMode = 'taint' | 'legacy';
-
-export interface ControllerConfig {
-  /**
-   * The upstream minor reproduced (shared/domain/upstreamVersion.ts): its defaults, and its behaviour
-   * where minors differ. The newest released one by default.
-   */
-  readonly emulationVersion: EmulationVersion;
-  /** --node-monitor-period: how often monitorNodeHealth runs (and the relay sends a digest). 5s. */
-  readonly nodeMonitorPeriod: Millis;
-  /** --node-monitor-grace-period: silence before Ready=Unknown. 50s (v1.32+; 40s before): the emulated minor's. */
-  readonly nodeMonitorGracePeriod: Millis;
-  /** --node-startup-grace-period: grace for a node that never posted a Ready condition. 60s. */
-  readonly nodeStartupGracePeriod: Millis;
-  /** --node-eviction-rate (upstream evictionLimiterQPS): NoExecute taints per second per zone. 0.1. */
-  readonly nodeEvictionRate: number;
-  /** --secondary-node-eviction-rate: rate in PartialDisruption for zones larger than the threshold. 0.01. */
-  readonly secondaryNodeEvictionRate: number;
-  /** --large-cluster-size-threshold: compared (strictly greater) with the zone size. 50. */
-  readonly largeClusterSizeThreshold: number;
-  /** --unhealthy-zone-threshold: fraction of not-ready nodes (and > 2) making a zone PartialDisruption. 0.55. */
-  readonly unhealthyZoneThreshold: number;
-  /** --pod-eviction-timeout (legacy mode only; removed upstream in v1.27, so settable only up to 1.26). 5m. */
-  readonly podEvictionTimeout: Millis;
-  /** taint, or legacy (the pre-taint DeletePods path, `--enable-taint-manager=false`: emulationVersion 1.26 or before). */
-  readonly evictionMode: EvictionMode;
-  /** NodeEvictionPeriod: period of doNoExecuteTaintingPass / doEvictionPass upstream. 100ms. */
-  readonly nodeEvictionPeriod: Millis;
-  /** Shadow mode: decide and record, never write to the cluster. */
-  readonly dryRun: boolean;
-  /** Name of the cluster this deployment serves; every state key starts with it. */
-  readonly cluster: string;
-  /**
-   * The relay's leader-election Lease, `namespace/name`: a digest's relay term is accepted only when this
-   * Lease says its relay holds it (shared/digestClock.ts). nlc-system/nlc-relay, as infra/relay deploys.
-   */
-  readonly relayLease: string;
-}
+// The settings' type is a port (shared/ports/config.ts): the domain takes it without this module's
+// parsing and defaults.
+export type { ControllerConfig, EvictionMode };
 
 export type ConfigKey = keyof ControllerConfig;
 export type ConfigKind = 'duration' | 'number' | 'integer' | 'boolean' | 'enum' | 'string';

@@ -38,7 +38,7 @@ import {
   type Column,
   type CommandContext,
   type Paint,
-} from '../output.js';
+} from '../../shared/present/output.js';
 import {
   addStoreOptions,
   resolveTarget,

@@ -25,8 +25,8 @@ import {
   type Column,
   type CommandContext,
   type Paint,
-} from '../output.js';
-import { loadSettings, settingDefaultText, settingFlag, settingKeys } from '../settings.js';
+} from '../../shared/present/output.js';
+import { loadSettings, settingDefaultText, settingFlag, settingKeys } from '../../shared/settings.js';
 
 export const ConfigOptionsSchema = z.object({
   output: OutputFormatSchema,

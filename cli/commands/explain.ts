@@ -6,7 +6,7 @@ import { Command } from 'commander';
 import { z } from 'zod';
 import type { JsonValue, StoredDecision } from '../../shared/ports/stores.js';
 import { NodeNotFoundError, parseOptions } from '../errors.js';
-import { closeNames } from '../names.js';
+import { closeNames } from '../../shared/present/names.js';
 import {
   OUTPUT_FLAGS,
   OUTPUT_HELP,
@@ -19,8 +19,8 @@ import {
   type Column,
   type CommandContext,
   type Paint,
-} from '../output.js';
-import { resultKind } from '../present.js';
+} from '../../shared/present/output.js';
+import { resultKind } from '../../shared/present/present.js';
 import {
   addStoreOptions,
   resolveTarget,

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import type { EpochMillis } from '../../shared/domain/types.js';
 import type { LoadedZoneQueues, PodEviction } from '../../shared/ports/stores.js';
 import { parseOptions } from '../errors.js';
-import { naturalCompare } from '../names.js';
+import { naturalCompare } from '../../shared/present/names.js';
 import {
   OUTPUT_FLAGS,
   OUTPUT_HELP,
@@ -23,8 +23,8 @@ import {
   type Column,
   type CommandContext,
   type Paint,
-} from '../output.js';
-import { limiterView, zoneCell, zoneName, type LimiterView } from '../present.js';
+} from '../../shared/present/output.js';
+import { limiterView, zoneCell, zoneName, type LimiterView } from '../../shared/present/present.js';
 import {
   addStoreOptions,
   resolveTarget,

@@ -10,7 +10,7 @@ import { RelayEnv } from '../../relay/settings.js';
 import { CONFIG_KEYS } from '../../shared/config.js';
 import { ConfigError } from '../../shared/errors.js';
 import { parseOptions } from '../errors.js';
-import type { CliIo, CommandContext, OutputStream } from '../output.js';
+import type { CliIo, CommandContext, OutputStream } from '../../shared/present/output.js';
 
 export const RelayOptionsSchema = z.object({
   kubeconfig: z.string().min(1, 'expected a kubeconfig file').optional(),

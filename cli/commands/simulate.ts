@@ -30,7 +30,7 @@ import {
   type TimelineLine,
 } from '../../local/simulate/timeline.js';
 import { parseOptions } from '../errors.js';
-import { naturalCompare } from '../names.js';
+import { naturalCompare } from '../../shared/present/names.js';
 import {
   renderTable,
   stdoutPaint,
@@ -40,7 +40,7 @@ import {
   type CommandContext,
   type OutputStream,
   type Paint,
-} from '../output.js';
+} from '../../shared/present/output.js';
 
 export const SimulateOptionsSchema = z.object({
   file: z.string().min(1, 'expected a scenario file'),

@@ -11,8 +11,8 @@ import { CONFIG_KEYS, type ConfigKey } from '../../shared/config.js';
 import { durationSchema, formatDuration } from '../../shared/duration.js';
 import { ConfigError } from '../../shared/errors.js';
 import { parseOptions } from '../errors.js';
-import type { CommandContext } from '../output.js';
-import { settingDefaultText, settingFlag, settingKeys } from '../settings.js';
+import type { CommandContext } from '../../shared/present/output.js';
+import { settingDefaultText, settingFlag, settingKeys } from '../../shared/settings.js';
 import { nodeStatusReportFrequency } from '../../local/kubelet/nodeStatus.js';
 import { DefaultPorts, PortInfo, PortNames, type PortName } from '../../local/stack/ports.js';
 

@@ -16,8 +16,8 @@ import { isAbsolute, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KubeConfig } from '@kubernetes/client-node';
 import { parseDocument } from 'yaml';
-import { loadSettings } from '../../cli/settings.js';
-import { stageTableNames } from '../../cli/stores.js';
+import { loadSettings } from '../../shared/settings.js';
+import { stageTableNames } from '../../shared/stageTables.js';
 import { createDynamoDbStores, type DynamoDbStores } from '../../shared/adapters/dynamodb/index.js';
 import type { TableNames } from '../../shared/adapters/dynamodb/tables.js';
 import {

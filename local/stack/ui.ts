@@ -10,9 +10,9 @@
 // Keys: ↑/↓ or k/j select a node, s stops/starts its kubelet, z fails/restores its whole zone, r
 // stops/starts the relay, q or Ctrl-C quits. The terminal is restored on every way out (quit, a signal,
 // an exception: `process.on('exit')`).
-import { renderTable, painter, span, type Column, type Paint } from '../../cli/output.js';
-import { probeAgeCell, qpsCell, resultKind, tokensCell, zoneCell } from '../../cli/present.js';
-import type { ZoneStatus } from '../../cli/commands/status.js';
+import { renderTable, painter, span, type Column, type Paint } from '../../shared/present/output.js';
+import { probeAgeCell, qpsCell, resultKind, tokensCell, zoneCell } from '../../shared/present/present.js';
+import type { ZoneStatus } from '../../shared/present/statusReport.js';
 import type { EpochMillis, ZoneState } from '../../shared/domain/types.js';
 import type { DecisionRow, NodeRow, StackSnapshot } from './view.js';
 

@@ -4,9 +4,9 @@
 // buildStatus on one consistent load, read-only), the newest decisions of the Decisions trail, and the
 // local parts (kubelets, relay, functions). The same snapshots, diffed, are the log lines of `--no-ui`.
 import { CoreV1Api, type KubeConfig, type V1Node } from '@kubernetes/client-node';
-import { buildStatus, type ZoneStatus } from '../../cli/commands/status.js';
-import { naturalCompare } from '../../cli/names.js';
-import { abbreviateTaint, resultKind, zoneName, type ProbeAgeFields } from '../../cli/present.js';
+import { buildStatus, type ZoneStatus } from '../../shared/present/statusReport.js';
+import { naturalCompare } from '../../shared/present/names.js';
+import { abbreviateTaint, resultKind, zoneName, type ProbeAgeFields } from '../../shared/present/present.js';
 import { isTaintEffect } from '../../shared/adapters/kubernetes/mapping.js';
 import { ClusterSubject, zoneSubject } from '../../shared/app/monitorReport.js';
 import type { EpochMillis } from '../../shared/domain/types.js';
@@ -25,7 +25,7 @@ export interface NodeRow extends ProbeAgeFields {
   /** Every taint on the Node, abbreviated (`unreachable:NoExecute`). */
   readonly taints: readonly string[];
   // probe, probeAgeSeconds: how long the node has been silent as the controller sees it, the same
-  // definition as `nlc status` (cli/present.ts probeAge), not the Lease as the API has it.
+  // definition as `nlc status` (shared/present/present.ts probeAge), not the Lease as the API has it.
   /** Place in the zone's NoExecute queue (1-based), 0 once processed (tainted), null when not queued. */
   readonly queuePosition: number | null;
 }

@@ -2,7 +2,7 @@
 // Controller struct's knownNodeSet, nodeHealthMap, zoneStates, zoneNoExecuteTainter / zonePodEvictor,
 // nodesToRetry and, in the legacy path, nodeEvictionMap), as plain data that can be stored in DynamoDB
 // and survives restarts. Passes take a ControllerState and return the next one; they never mutate it.
-import type { ControllerConfig } from '../config.js';
+import type { ControllerConfig } from '../ports/config.js';
 import type { NodeEvictionStatus } from './legacyEviction.js';
 import type { NodeHealthData } from './nodeHealth.js';
 import {

@@ -9,7 +9,7 @@
 // the status change, performs the queue operation on the zone's RateLimitedTimedQueue
 // (zonePodEvictor[zone]) and runs the writes, then hands the write results back to
 // `deletePodsOutcome`.
-import type { ControllerConfig } from '../config.js';
+import type { ControllerConfig } from '../ports/config.js';
 import type { WriteResult } from './effects.js';
 import { deletingAllPodsEvent, nodeControllerEvictionEvent, type KubeEvent } from './kubeEvents.js';
 import { aggregateErrorMessage } from './podStatus.js';

@@ -5,7 +5,7 @@
 //
 // nodeEvictionMap entries exist only for registered nodes (upstream registerNode on informer Add);
 // here a node is registered while it is in the node cache, which is what the informer reflects.
-import type { ControllerConfig } from '../config.js';
+import type { ControllerConfig } from '../ports/config.js';
 import { type WorkingState, workingZoneQueue } from './controllerState.js';
 import { perform, type Pass } from './effects.js';
 import {

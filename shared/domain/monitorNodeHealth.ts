@@ -9,7 +9,7 @@
 // - knownNodes and nodeHealth are durable, so a restart neither re-registers nodes nor strips their
 //   NoExecute taints (docs/upstream.md#quirk-14), and a deleted node's health is forgotten
 //   (docs/upstream.md#quirk-24).
-import type { ControllerConfig } from '../config.js';
+import type { ControllerConfig } from '../ports/config.js';
 import {
   addPodEvictorForNewZone,
   type ControllerState,

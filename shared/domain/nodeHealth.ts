@@ -25,7 +25,7 @@ import {
   type Node,
   type NodeCondition,
 } from './types.js';
-import type { ControllerConfig } from '../config.js';
+import type { ControllerConfig } from '../ports/config.js';
 
 /** Reason and message upstream writes on a condition the kubelet never posted. */
 export const NodeStatusNeverUpdatedReason = 'NodeStatusNeverUpdated';

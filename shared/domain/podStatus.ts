@@ -7,7 +7,7 @@
 //   (pkg/controller/nodelifecycle/node_lifecycle_controller.go).
 // What differs: upstream calls the API and the event recorder inline; here every function returns
 // what to write, and the caller's executor performs it and reports per-write results back.
-import type { EvictionMode } from '../config.js';
+import type { EvictionMode } from '../ports/config.js';
 import type { WriteResult } from './effects.js';
 import { podNodeNotReadyEvent, type KubeEvent } from './kubeEvents.js';
 import type { NodeHealthData } from './nodeHealth.js';

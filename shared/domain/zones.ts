@@ -8,7 +8,7 @@
 // pure function that returns the new zone states plus what the caller must do (limiter swaps,
 // master-disruption entry/exit, gauge values). Zones are visited in sorted key order instead of
 // Go's random map order; each zone is handled on its own, so only the order of the lists changes.
-import type { ControllerConfig } from '../config.js';
+import type { ControllerConfig } from '../ports/config.js';
 import type { Node, NodeCondition, ZoneState } from './types.js';
 
 /** Deprecated zone label; upstream's GetZoneKey still prefers it (docs/upstream.md#quirk-12). */

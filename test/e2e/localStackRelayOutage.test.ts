@@ -10,7 +10,7 @@
 // check polls for its condition with a generous bound.
 import { CoreV1Api, type V1Node } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { StatusReport } from '../../cli/commands/status.js';
+import type { StatusReport } from '../../shared/present/statusReport.js';
 import { demoCluster } from '../../local/stack/demoCluster.js';
 import type { LocalStack } from '../../local/stack/stack.js';
 import { ClusterSubject } from '../../shared/app/monitorReport.js';

@@ -14,7 +14,7 @@
 // - Every mark explains itself on hover: what happened to that node at that instant (records, Events,
 //   the decisions the functions recorded about it). Texts are kept once in a table (`tips`) that marks
 //   refer to by index: a zone failure gives hundreds of marks with the same few texts.
-import { naturalCompare } from '../../../cli/names.js';
+import { naturalCompare } from '../../../shared/present/names.js';
 import { type ControllerConfig } from '../../../shared/config.js';
 import { formatDuration } from '../../../shared/duration.js';
 import type { TaintEffect, ZoneState } from '../../../shared/domain/types.js';

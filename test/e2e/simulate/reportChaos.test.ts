@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { naturalCompare } from '../../../cli/names.js';
+import { naturalCompare } from '../../../shared/present/names.js';
 import type { TimelineLine } from '../../../local/simulate/timeline.js';
 import { UPSTREAM_DEFAULTS } from '../../../shared/config.js';
 import { formatDuration } from '../../../shared/duration.js';

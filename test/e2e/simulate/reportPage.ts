@@ -7,7 +7,7 @@ import { pathToFileURL } from 'node:url';
 import sparticuz from '@sparticuz/chromium';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import { expect } from 'vitest';
-import { naturalCompare } from '../../../cli/names.js';
+import { naturalCompare } from '../../../shared/present/names.js';
 import { DrawEveryNodeUpTo } from '../../../local/simulate/report/model.js';
 import type { TimelineLine } from '../../../local/simulate/timeline.js';
 

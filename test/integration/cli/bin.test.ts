@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { StatusReport } from '../../../cli/commands/status.js';
+import type { StatusReport } from '../../../shared/present/statusReport.js';
 import { runCli } from './helpers.js';
 import { CLUSTER, PREFIX, seedStack, type SeededStack } from './seed.js';
 

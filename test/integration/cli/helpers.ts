@@ -1,6 +1,6 @@
 // Runs `nlc` in process, the way cli/bin.mjs does, with captured output and a chosen environment.
 import { main } from '../../../cli/main.js';
-import type { CliIo, OutputStream } from '../../../cli/output.js';
+import type { CliIo, OutputStream } from '../../../shared/present/output.js';
 
 class Capture implements OutputStream {
   text = '';

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runRelayCommand, type StartRelay } from '../../../cli/commands/relay.js';
-import type { CliIo } from '../../../cli/output.js';
+import type { CliIo } from '../../../shared/present/output.js';
 import { startApiServer, type ApiServerHandle } from '../../../local/apiserver/index.js';
 import { runRelay } from '../../../relay/main.js';
 import { runCli } from './helpers.js';

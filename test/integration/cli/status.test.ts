@@ -5,7 +5,7 @@ import { stripVTControlCharacters } from 'node:util';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import type { StatusReport } from '../../../cli/commands/status.js';
+import type { StatusReport } from '../../../shared/present/statusReport.js';
 import { tableNamesWithPrefix } from '../../../shared/adapters/dynamodb/index.js';
 import { runCli, tableRow } from './helpers.js';
 import { CLUSTER, iso, lastObservedAt, PREFIX, queuedAt, seedStack, t0, type SeededStack } from './seed.js';

@@ -1,5 +1,5 @@
-// No import circles in product code: the rule lives in .dependency-cruiser.mjs, so the test and the
-// `depcruise` command line check the same thing. Type-only and dynamic imports count (see the rule's
+// No import circles in product code, and no arrow against the layering: the rules live in
+// .dependency-cruiser.mjs, so the test and `npm run lint:deps` check the same thing. Type-only and dynamic imports count (see the rule's
 // comment); the fixtures prove the configuration still sees both kinds.
 import { join } from 'node:path';
 import { cruise, type ICruiseOptions, type ICruiseResult } from 'dependency-cruiser';
@@ -62,6 +62,23 @@ describe('import circles', () => {
   it('finds no circle in product code', () => {
     const found = circles(product).filter((c) => !knownCircles.includes(c));
     expect(found, `import circles:\n${found.join('\n')}`).toEqual([]);
+  });
+
+  it('breaks none of the layering rules (domain, app, shared, local, functions and relay)', () => {
+    const broken = product.summary.violations
+      .filter((v) => v.rule.name !== 'no-circular')
+      .map((v) => `${v.rule.name}: ${v.from} → ${v.to}`);
+    expect(broken).toEqual([]);
+    // The rules are there to be broken: the configuration names each of them.
+    const names = product.summary.ruleSetUsed?.forbidden?.map((r) => r.name);
+    expect(names).toEqual([
+      'no-circular',
+      'domain-imports-domain-and-ports',
+      'app-not-adapters',
+      'shared-not-outer',
+      'local-not-cli',
+      'functions-relay-apart',
+    ]);
   });
 
   it('lists in knownCircles only circles that still exist', () => {

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import type { Metafile } from 'esbuild';
 import { describe, expect, it } from 'vitest';
 import { COMMANDS, invokedCommand, relaunchArgs } from '../../../cli/main.js';
-import type { CliIo, CommandContext } from '../../../cli/output.js';
+import type { CliIo, CommandContext } from '../../../shared/present/output.js';
 import { CliMetafile } from '../../../scripts/build-cli.js';
 
 const io: CliIo = {
@@ -87,13 +87,13 @@ describe('the built CLI', () => {
     expect(heavy(loadedBy(chunkImporting('cli/storeClient.ts')))).toContain('@aws-sdk/client-dynamodb');
   });
 
-  it('reads YAML only for `-o yaml` and serverless.yml (cli/yaml.ts), never at the start of `nlc status`', () => {
+  it('reads YAML only for `-o yaml` and serverless.yml (shared/present/yaml.ts), never at the start of `nlc status`', () => {
     const status = loadedBy(chunkImporting('cli/storeClient.ts'));
     const yaml = (inputs: Set<string>): string[] =>
       [...inputs].filter((i) => i.includes('node_modules/yaml/'));
     expect(yaml(status)).toEqual([]);
     expect(yaml(loadedBy(chunkImporting('cli/commands/config.ts')))).toEqual([]);
-    expect(yaml(loadedBy(chunkImporting('cli/yaml.ts')))).not.toEqual([]);
+    expect(yaml(loadedBy(chunkImporting('shared/present/yaml.ts')))).not.toEqual([]);
   });
 
   it("bundles zod without its 50 languages' messages, and the DynamoDB client without unused commands", () => {

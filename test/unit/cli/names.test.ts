@@ -1,6 +1,6 @@
 // Natural order and "did you mean" for names: one helper for every table of `nlc` and the live view.
 import { describe, expect, it } from 'vitest';
-import { closeNames, naturalCompare } from '../../../cli/names.js';
+import { closeNames, naturalCompare } from '../../../shared/present/names.js';
 import { editDistance } from '../../../shared/suggest.js';
 
 describe('naturalCompare', () => {

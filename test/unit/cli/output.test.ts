@@ -1,4 +1,4 @@
-// cli/output.ts: table layout, colour policy, structured output.
+// shared/present/output.ts: table layout, colour policy, structured output.
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
@@ -11,7 +11,7 @@ import {
   renderTable,
   span,
   type Column,
-} from '../../../cli/output.js';
+} from '../../../shared/present/output.js';
 
 interface Row {
   readonly name: string;

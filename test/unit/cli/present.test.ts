@@ -8,7 +8,7 @@ import {
   probeAgeFields,
   resultKind,
   tokensCell,
-} from '../../../cli/present.js';
+} from '../../../shared/present/present.js';
 import { fakeNeverRateLimiter } from '../../../shared/domain/tokenBucket.js';
 
 const T = Date.parse('2026-01-29T09:00:00Z');

@@ -1,6 +1,6 @@
-// cli/settings.ts: the NLC_ variables the CLI accepts besides the settings, and flags named by flag.
+// shared/settings.ts: the NLC_ variables the CLI accepts besides the settings, and flags named by flag.
 import { describe, expect, it } from 'vitest';
-import { CLI_ALLOWED_ENV, loadSettings, settingFlag } from '../../../cli/settings.js';
+import { CLI_ALLOWED_ENV, loadSettings, settingFlag } from '../../../shared/settings.js';
 import { relayOwnedEnvVars } from '../../../relay/settings.js';
 import { ownedEnvVars as runtimeOwnedEnvVars } from '../../../shared/adapters/runtime.js';
 import { ConfigError } from '../../../shared/errors.js';

@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { NoStoreTargetError, resolveTarget, stageTableNames, withEnvDefaults } from '../../../cli/stores.js';
+import { NoStoreTargetError, resolveTarget, withEnvDefaults } from '../../../cli/stores.js';
+import { stageTableNames } from '../../../shared/stageTables.js';
 import { tableNamesWithPrefix } from '../../../shared/adapters/dynamodb/index.js';
 
 describe('stageTableNames', () => {

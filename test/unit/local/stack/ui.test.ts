@@ -11,7 +11,7 @@ import {
   type LiveViewActions,
 } from '../../../../local/stack/ui.js';
 import type { NodeRow, StackSnapshot } from '../../../../local/stack/view.js';
-import { painter } from '../../../../cli/output.js';
+import { painter } from '../../../../shared/present/output.js';
 
 const at = Date.parse('2026-01-29T09:00:10Z');
 

@@ -1,7 +1,7 @@
 // The controller settings as the CLI reads them: shared/config.ts's loadConfigWithSources (overrides >
 // NLC_ environment variables > upstream defaults), with CLI flags as the overrides and every problem
 // named the way the operator wrote it (`--node-monitor-grace-period`, or the env var).
-import { ownedEnvVars as clusterAuthEnvVars } from '../shared/adapters/kubernetes/authConfig.js';
+import { ownedEnvVars as clusterAuthEnvVars } from './adapters/kubernetes/authConfig.js';
 import {
   CONFIG_KEYS,
   formatConfigValue,
@@ -10,8 +10,8 @@ import {
   VERSIONED_KEYS,
   type ConfigKey,
   type ConfigWithSources,
-} from '../shared/config.js';
-import { ConfigError } from '../shared/errors.js';
+} from './config.js';
+import { ConfigError } from './errors.js';
 
 /**
  * NLC_ variables that are not controller settings but belong to the deployment (table names, local

@@ -1,10 +1,10 @@
 // How the CLI shows domain values: zones, limiters, taints, probe ages, decision results. Shared by
 // status, queue, explain and the live view, so all of them print the same thing the same way. Nothing
 // here decides anything: it only names what the tables hold, at the instant asked.
-import type { RateLimitedTimedQueue } from '../shared/domain/rateLimitedTimedQueue.js';
-import { tokensAt, type RateLimiter } from '../shared/domain/tokenBucket.js';
-import type { EpochMillis, Taint } from '../shared/domain/types.js';
-import { formatZoneKey } from '../shared/domain/zones.js';
+import type { RateLimitedTimedQueue } from '../domain/rateLimitedTimedQueue.js';
+import { tokensAt, type RateLimiter } from '../domain/tokenBucket.js';
+import type { EpochMillis, Taint } from '../domain/types.js';
+import { formatZoneKey } from '../domain/zones.js';
 import { decimal, isoTime, span } from './output.js';
 
 /** A zone as printed: `region:zone`, `""` for a node without zone labels (the scenario format's form). */

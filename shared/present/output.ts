@@ -7,9 +7,9 @@
 // itself on Node 22 but not on Node 20, and the CLI writes to the stream it was given (tests pass
 // their own), so the decision must be ours and the same on every Node version.
 import { z } from 'zod';
-import { formatDuration } from '../shared/duration.js';
-import type { EpochMillis } from '../shared/domain/types.js';
-import type { Clock } from '../shared/ports/clock.js';
+import { formatDuration } from '../duration.js';
+import type { EpochMillis } from '../domain/types.js';
+import type { Clock } from '../ports/clock.js';
 
 /** Where output goes: process.stdout/stderr, or a capturing stream in tests. */
 export interface OutputStream {

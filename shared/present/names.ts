@@ -2,7 +2,7 @@
 // a-10, as kubectl users and node pools number them) and the close names to suggest for a typo. Its
 // only import is the dependency-free edit distance the settings' suggestions use too, so the CLI's
 // start-up and the live view load it for free.
-import { editDistance } from '../shared/suggest.js';
+import { editDistance } from '../suggest.js';
 
 // Intl.Collator with numeric collation is the well-kept implementation of natural order (ICU); one
 // instance, because building a collator per comparison costs more than the comparison.
