@@ -176,6 +176,9 @@ export interface EvictionPassResult {
  * upstream doEvictionPass (legacy mode, every NodeEvictionPeriod): drain each zone's queue under its
  * token bucket, deleting the pods of each due node. `nodes` is the node cache. `clock` is read once per
  * item, as in doNoExecuteTaintingPass.
+ *
+ * Test harness, as doNoExecuteTaintingPass: the drainer drains zone by zone through the same helpers;
+ * this whole pass is what upstream's legacy table tests drive.
  */
 export function* doEvictionPass(
   zoneQueues: ReadonlyMap<string, RateLimitedTimedQueue>,

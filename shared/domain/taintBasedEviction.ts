@@ -278,6 +278,11 @@ export interface NoExecuteTaintingResult {
  * `clock` is read once per queue item, as upstream reads time.Now() in each Try iteration: the bucket
  * refills while the loop runs, which matters for high rates (upstream tests use 100000 qps). A
  * driver in virtual time passes a constant clock; the drainer passes its real clock.
+ *
+ * Test harness: the drainer (shared/app/drainer.ts) drains one zone at a time with its own claims and
+ * conditional writes, item by item through the helpers this pass is built from; this whole pass over
+ * every zone is what upstream's table tests drive (test/helpers/controllerHarness.ts), so it stays
+ * whole and exported for them.
  */
 export function* doNoExecuteTaintingPass(
   zoneQueues: ReadonlyMap<string, RateLimitedTimedQueue>,

@@ -6,7 +6,7 @@
 //   AddOrUpdateTaintOnNode / RemoveTaintOffNode of pkg/controller/controller_utils.go;
 // - doNoScheduleTaintingPass of the NLC;
 // - getNoExecuteTaints of pkg/controller/tainteviction/taint_eviction.go.
-// What differs: everything here is pure. swapNodeControllerTaint returns the node's resulting taint
+// What differs: everything here is pure. taintsAfterSwap returns the node's resulting taint
 // list; the adapter writes it with a resourceVersion precondition and re-runs on conflict, which
 // stands in for upstream's RetryOnConflict GET + strategic-merge patch. TimeAdded comes from the
 // `now` argument instead of upstream's real clock (metav1.Now()), see docs/upstream.md#quirk-27.
@@ -155,9 +155,11 @@ export interface TaintSwap {
  * added-or-updated in order (AddOrUpdateTaintOnNode), then every taint matching one of toRemove by
  * key+effect is removed (RemoveTaintOffNode).
  * The result is what the adapter writes, with a resourceVersion precondition; when it is
- * element-wise semantically equal to `taints`, upstream would have made no API call.
+ * element-wise semantically equal to `taints`, upstream would have made no API call. (The write itself,
+ * as the passes decide it, is taintBasedEviction.ts swapNodeControllerTaint: one upstream name, one
+ * function.)
  */
-export function swapNodeControllerTaint(
+export function taintsAfterSwap(
   taints: readonly Taint[],
   toAdd: readonly Taint[],
   toRemove: readonly Taint[],

@@ -5,7 +5,7 @@
 // (pkg/controller/tainteviction/taint_eviction.go), AddOrUpdateLabelsOnNode, and the EventRecorder.
 //
 // How each write stays safe against concurrent writers:
-// - Taints: GET, apply swapNodeControllerTaint to the CURRENT list, then a JSON merge patch carrying
+// - Taints: GET, apply taintsAfterSwap to the CURRENT list, then a JSON merge patch carrying
 //   metadata.resourceVersion and the whole spec.taints list. The API server treats a resourceVersion in a
 //   patch as a precondition (409 when stale), and a merge patch replaces the list wholesale, so the write
 //   is atomic: it cannot drop a taint added in between, and foreign taints go back exactly as read. This is

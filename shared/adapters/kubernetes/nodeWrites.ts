@@ -5,7 +5,7 @@ import { PatchStrategy } from '@kubernetes/client-node';
 import type { UpdateNodeStatus, UpdateNodeStatusResult, WriteResult } from '../../domain/effects.js';
 import {
   ownedByNodeController,
-  swapNodeControllerTaint,
+  taintsAfterSwap,
   taintSemanticallyEqual,
   type TaintSwap,
 } from '../../domain/taints.js';
@@ -78,7 +78,7 @@ export async function swapNodeTaints(
     // The whole list, not the node's bounded copy of it: every taint goes back.
     const raw = got.value.spec?.taints ?? [];
     const current = allTaintsFromV1(raw);
-    const next = swapNodeControllerTaint(current, swap.toAdd, swap.toRemove, now);
+    const next = taintsAfterSwap(current, swap.toAdd, swap.toRemove, now);
     // Like upstream, no write when the list would not change.
     if (sameTaints(next, current)) return { ok: true, unchanged: true };
     // Taints we leave alone go back exactly as the server sent them. A taint whose effect the domain

@@ -18,7 +18,7 @@ import {
   nodeConditionToTaintKeyStatusMap,
   ownedByNodeController,
   removeTaint,
-  swapNodeControllerTaint,
+  taintsAfterSwap,
   taintExists,
   taintKeyToNodeConditionMap,
   taintSemanticallyEqual,
@@ -63,7 +63,7 @@ function node0(overrides: Partial<Node> = {}): Node {
 function runNoSchedulePass(node: Node, now: number): Taint[] {
   const swap = doNoScheduleTaintingPass(node);
   if (swap === undefined) return [...node.taints];
-  return swapNodeControllerTaint(node.taints, swap.toAdd, swap.toRemove, now);
+  return taintsAfterSwap(node.taints, swap.toAdd, swap.toRemove, now);
 }
 
 const noSchedule = (key: string): Taint => ({ key, effect: 'NoSchedule' });
@@ -382,7 +382,7 @@ describe('removeTaint', () => {
   );
 });
 
-describe('swapNodeControllerTaint', () => {
+describe('taintsAfterSwap', () => {
   const foreign: Taint = { key: 'example.com/foo', value: 'bar', effect: 'NoExecute', timeAdded: 3 };
   it.each([
     {
@@ -431,7 +431,7 @@ describe('swapNodeControllerTaint', () => {
     '$name',
     ({ taints, toAdd, toRemove, want }) => {
       const before = structuredClone(taints);
-      expect(swapNodeControllerTaint(taints, toAdd, toRemove, fakeNow)).toEqual(want);
+      expect(taintsAfterSwap(taints, toAdd, toRemove, fakeNow)).toEqual(want);
       expect(taints).toEqual(before);
     },
   );
@@ -605,7 +605,7 @@ describe('doNoScheduleTaintingPass', () => {
     },
   );
 
-  it('applied through swapNodeControllerTaint, keeps foreign taints in place and appends new ones', () => {
+  it('applied through taintsAfterSwap, keeps foreign taints in place and appends new ones', () => {
     const foreignFirst: Taint = { key: 'example.com/first', effect: 'NoSchedule' };
     const foreignLast: Taint = { key: 'example.com/last', value: 'v', effect: 'NoExecute', timeAdded: 1 };
     const node = node0({
