@@ -260,23 +260,36 @@ export function explainRows(
   return { rows, folded };
 }
 
-/** A long result (an API error's message) cut in the table; -o wide and -o json show it whole. */
-const ResultWidth = 48;
+/** An API error's message cut in the table; -o wide and -o json show it whole. */
+const ResultWidth = 32;
 
-function resultCell(d: ExplainRow, wide: boolean): string {
+/** The table's width without -o wide: the last column (WHY) is cut to fit. */
+export const ExplainWidth = 160;
+
+/**
+ * Instants in the table: whole, or, when every row shown is of one UTC day (`day`), its time of day
+ * alone (the day goes in the column's header): 12 characters a row for WHY.
+ */
+const instant = (iso: string, day: string | undefined): string =>
+  day !== undefined && iso.startsWith(day) ? iso.slice(11, 23) : iso;
+
+function resultCell(d: ExplainRow, wide: boolean, day: string | undefined): string {
   const result = d.result ?? '-';
-  const cut = wide || result.length <= ResultWidth ? result : `${result.slice(0, ResultWidth - 1)}…`;
-  return d.retried ? `${cut} (retried: ok)` : cut;
+  // Only an API error's message is cut: a note (`fires at <time>`) keeps its instant.
+  const long = resultKind(d.result) === 'failed' && result.length > ResultWidth;
+  const cut = wide || !long ? result : `${result.slice(0, ResultWidth - 1)}…`;
+  const shown = cut.replace(/^fires at (\S+)$/, (_all, at: string) => `fires at ${instant(at, day)}`);
+  return d.retried ? `${shown} (retried: ok)` : shown;
 }
 
-const columns = (wide: boolean): readonly Column<ExplainRow>[] => [
-  { header: 'time', value: (d) => d.at },
+const columns = (wide: boolean, day: string | undefined): readonly Column<ExplainRow>[] => [
+  { header: day === undefined ? 'time' : `time (${day})`, value: (d) => instant(d.at, day) },
   { header: 'source', value: (d) => d.source },
   { header: 'what', value: (d) => d.what },
   { header: 'pod', value: (d) => d.pod ?? '-' },
   {
     header: 'result',
-    value: (d) => resultCell(d, wide),
+    value: (d) => resultCell(d, wide, day),
     colour: (d) => {
       const kind = resultKind(d.result);
       return kind === 'ok' ? 'green' : kind === 'failed' ? (d.retried ? 'yellow' : 'red') : undefined;
@@ -295,7 +308,15 @@ export function renderExplain(report: ExplainReport, wide: boolean, paint: Paint
     folded === 0
       ? ''
       : paint('dim', `(${folded} intended rows folded into their outcomes: -o wide shows every row)\n`);
-  return `${head}\n${renderTable(columns(wide), shown, { wide, paint })}${foot}`;
+  // One UTC day for every row shown (and for the instants they name): times of day, the day once.
+  const days = new Set(shown.map((d) => d.at.slice(0, 10)));
+  const day = !wide && days.size === 1 ? [...days][0] : undefined;
+  const table = renderTable(columns(wide, day), shown, {
+    wide,
+    paint,
+    ...(!wide && { maxWidth: ExplainWidth }),
+  });
+  return `${head}\n${table}${foot}`;
 }
 
 /**
@@ -332,14 +353,16 @@ export async function runExplain(options: ExplainOptions, io: CliIo): Promise<nu
 export const EXPLAIN_HELP = `
 The first line is a verdict derived from the trail only: the NoExecute taint in force, who placed it
 and when, the Ready status the controller wrote and why, and the queueing before it. Then the trail,
-newest first: TIME (the decision's instant: the digest's observedAt for the monitor), SOURCE (the
+newest first: TIME (the decision's instant: the digest's observedAt for the monitor; its time of day,
+UTC, when every row shown is of the day in its header), SOURCE (the
 deciding function), WHAT, POD (the pod a decision was about; decisions about a pod are filed under
-its node), RESULT (ok, dryRun, or the failure as REASON: message, cut at 48 characters; for
+its node), RESULT (ok, dryRun, or the failure as REASON: message, its message cut at 32 characters; for
 decisions that write nothing, what came of them, e.g. "fires at …") and WHY. Each write is recorded
 twice, "intended" before it and its outcome after: the table folds the intended row into its outcome,
 so --limit counts decisions. A failed write that a retry within the minute then made (a 409 Conflict
 after a kubelet's status report, read again and written) shows "(retried: ok)" in yellow, not red.
--o wide shows every row whole and adds the INPUTS the decision read. A node with no decisions and unknown to the controller is an
+The table fits 160 columns: WHY is cut to fit. -o wide shows every row and every cell whole and adds
+the INPUTS the decision read. A node with no decisions and unknown to the controller is an
 error (exit 1), with the closest known names.
 -o json|yaml: cluster, node, verdict, decisions[] {id, at, source, what, pod, result, why, inputs,
 dryRun}.

@@ -113,9 +113,13 @@ export interface Column<R> {
 
 const GAP = '   ';
 
+/** The narrowest a cut last column gets: a table wider than asked rather than a column of stubs. */
+const MinLastColumn = 30;
+
 /**
  * Renders rows as an aligned table, one line per row, headers in upper case. Widths are measured on
- * the plain text and colour is applied after padding, so colour never shifts a column.
+ * the plain text and colour is applied after padding, so colour never shifts a column. With
+ * `maxWidth`, the last column (free text) is cut with "…" so that a line fits, down to 30 characters.
  *
  * @example
  * renderTable([{ header: 'NODE', value: (n) => n.name }], nodes, { wide: false, paint });
@@ -123,10 +127,22 @@ const GAP = '   ';
 export function renderTable<R>(
   columns: readonly Column<R>[],
   rows: readonly R[],
-  options: { readonly wide: boolean; readonly paint: Paint },
+  options: { readonly wide: boolean; readonly paint: Paint; readonly maxWidth?: number },
 ): string {
   const shown = columns.filter((c) => options.wide || c.wide !== true);
   const cells = rows.map((row) => shown.map((c) => c.value(row)));
+  if (options.maxWidth !== undefined && shown.length > 1) {
+    const last = shown.length - 1;
+    const before = shown
+      .slice(0, last)
+      .map((c, i) => Math.max(c.header.length, ...cells.map((r) => (r[i] ?? '').length)))
+      .reduce((sum, width) => sum + width + GAP.length, 0);
+    const room = Math.max(MinLastColumn, options.maxWidth - before);
+    for (const row of cells) {
+      const text = row[last] ?? '';
+      if (text.length > room) row[last] = `${text.slice(0, room - 1)}…`;
+    }
+  }
   const widths = shown.map((c, i) => Math.max(c.header.length, ...cells.map((r) => (r[i] ?? '').length)));
   const line = (texts: readonly string[], colours: readonly (Colour | undefined)[]): string =>
     texts

@@ -18,6 +18,9 @@ afterAll(async () => {
 
 const markedUnknown = iso(t0 + 55_000);
 const tainted = iso(t0 + 60_000);
+/** An instant as a table row shows it when every row is of one day: its time of day. */
+const timeOf = (at: string): string => at.slice(11, 23);
+const isRow = (line: string): boolean => /^\d\d:\d\d:\d\d\.\d{3}\s/.test(line);
 const GRACE = 'no heartbeat within the grace period (50s)';
 
 describe('nlc explain', () => {
@@ -32,18 +35,26 @@ describe('nlc explain', () => {
 
   it('prints the trail newest first, with source, result and reason: one row per decision', async () => {
     const { stdout } = await runCli(['explain', 'a-1', ...target]);
-    expect(tableRow(stdout, 'TIME')).toEqual(['TIME', 'SOURCE', 'WHAT', 'POD', 'RESULT', 'WHY']);
+    const day = tainted.slice(0, 10);
+    expect(tableRow(stdout, `TIME (${day})`)).toEqual([
+      `TIME (${day})`,
+      'SOURCE',
+      'WHAT',
+      'POD',
+      'RESULT',
+      'WHY',
+    ]);
     const rows = stdout
       .split('\n')
-      .filter((line) => line.startsWith('2026-'))
+      .filter(isRow)
       .map((line) => line.split(/\s{2,}/));
     // Same-instant rows sort by source, as their keys do (`<time>#<source>#<index>`). Each write's
     // `intended` row is folded into its outcome.
     expect(rows).toEqual([
-      [tainted, 'monitor', 'enqueue', '-', '-', 'markNodeForTainting: Ready=Unknown'],
-      [tainted, 'drainer', 'swapNodeTaints', '-', 'ok', 'doNoExecuteTaintingPass: Ready=Unknown'],
-      [markedUnknown, 'monitor', 'markPodsNotReady', '-', 'ok', 'node became not ready'],
-      [markedUnknown, 'monitor', 'updateNodeStatus', '-', 'ok', `tryUpdateNodeHealth: ${GRACE}`],
+      [timeOf(tainted), 'monitor', 'enqueue', '-', '-', 'markNodeForTainting: Ready=Unknown'],
+      [timeOf(tainted), 'drainer', 'swapNodeTaints', '-', 'ok', 'doNoExecuteTaintingPass: Ready=Unknown'],
+      [timeOf(markedUnknown), 'monitor', 'markPodsNotReady', '-', 'ok', 'node became not ready'],
+      [timeOf(markedUnknown), 'monitor', 'updateNodeStatus', '-', 'ok', `tryUpdateNodeHealth: ${GRACE}`],
     ]);
     expect(stdout.trimEnd().split('\n').at(-1)).toBe(
       '(3 intended rows folded into their outcomes: -o wide shows every row)',
@@ -71,13 +82,13 @@ describe('nlc explain', () => {
     ]);
     const { stdout } = await runCli(['explain', 'c-1', ...target]);
     expect(stdout.split('\n')[0]).not.toContain('failed');
-    const rows = stdout.split('\n').filter((line) => line.startsWith('2026-'));
+    const rows = stdout.split('\n').filter(isRow);
     expect(rows.map((line) => line.split(/\s{2,}/)[4])).toEqual([
       'ok',
-      `${conflict.slice(0, 47)}… (retried: ok)`,
+      `${conflict.slice(0, 31)}… (retried: ok)`,
     ]);
-    // The 409's message no longer pads the column: 190 characters a row here, 290 with it whole.
-    expect(Math.max(...rows.map((line) => line.length))).toBeLessThanOrEqual(200);
+    // The table fits 160 columns (290 with the 409's message and the reason whole).
+    expect(Math.max(...rows.map((line) => line.length))).toBeLessThanOrEqual(160);
     // A failure no retry made good stays a failure, whole in -o wide and JSON.
     await stack.db.stores().decisions.append(CLUSTER, [
       { ...write, at: at + 120_000, result: 'intended', seq: 4 },
@@ -85,8 +96,8 @@ describe('nlc explain', () => {
     ]);
     const after = await runCli(['explain', 'c-1', ...target]);
     expect(after.stdout.split('\n')[0]).toContain('last write failed: updateNodeStatus');
-    const newest = after.stdout.split('\n').find((line) => line.startsWith(iso(at + 120_010)));
-    expect(newest?.split(/\s{2,}/)[4]).toBe(`${conflict.slice(0, 47)}…`);
+    const newest = after.stdout.split('\n').find((line) => line.startsWith(timeOf(iso(at + 120_010))));
+    expect(newest?.split(/\s{2,}/)[4]).toBe(`${conflict.slice(0, 31)}…`);
     const wide = await runCli(['explain', 'c-1', ...target, '-o', 'wide']);
     expect(wide.stdout).toContain(conflict);
   });
@@ -101,7 +112,7 @@ describe('nlc explain', () => {
 
   it('--limit keeps the newest decisions', async () => {
     const { stdout } = await runCli(['explain', 'a-1', ...target, '--limit', '2']);
-    const rows = stdout.split('\n').filter((line) => line.startsWith('2026-'));
+    const rows = stdout.split('\n').filter(isRow);
     expect(rows.map((line) => line.split(/\s{2,}/).slice(1, 5))).toEqual([
       ['monitor', 'enqueue', '-', '-'],
       ['drainer', 'swapNodeTaints', '-', 'ok'],
@@ -175,14 +186,25 @@ describe('nlc explain', () => {
     const { code, stdout } = await runCli(['explain', 'b-1', ...target]);
     expect(code).toBe(0);
     expect(stdout.split('\n')[0]).not.toContain('failed');
-    expect(tableRow(stdout, iso(at + 1_000))).toEqual([
-      iso(at + 1_000),
+    expect(tableRow(stdout, timeOf(iso(at + 1_000)))).toEqual([
+      timeOf(iso(at + 1_000)),
       'taint-eviction',
       'schedulePodEviction',
       'default/web-9',
-      `fires at ${iso(at + 301_000)}`,
+      `fires at ${timeOf(iso(at + 301_000))}`,
+      // One day: times of day, so WHY fits whole within 160 columns.
       'processPodOnNode: every NoExecute taint is tolerated',
     ]);
+    expect(
+      Math.max(
+        ...stdout
+          .split('\n')
+          .slice(2)
+          .map((line) => line.length),
+      ),
+    ).toBeLessThanOrEqual(160);
+    const wide = await runCli(['explain', 'b-1', ...target, '-o', 'wide']);
+    expect(wide.stdout).toContain('processPodOnNode: every NoExecute taint is tolerated');
     const json = JSON.parse(
       (await runCli(['explain', 'b-1', ...target, '-o', 'json'])).stdout,
     ) as ExplainReport;
