@@ -27,13 +27,41 @@ export interface StackIo {
 const Title = 'nlc local stack';
 
 /** Start-up progress for people, on stderr, while the live view is not up yet. */
-function progressLogger(stderr: StackIo['stderr'], dataDir: string): StackLogger {
+/** How often the start says it is still bundling: a minute of silence reads as a hang. */
+export const StartProgressEveryMs = 10_000;
+
+/**
+ * The start's progress on stderr while the live view is to come: one line per part that is up, and
+ * while the functions bundle (the longest step, a minute under load), a line every 10 s with the time
+ * spent so far.
+ */
+export function progressLogger(stderr: StackIo['stderr'], dataDir: string): StackLogger {
   const shown = (path: string): string => {
     const rel = relative(process.cwd(), path);
     return rel === '' || rel.startsWith('..') ? path : rel;
   };
+  let ticking: ReturnType<typeof setInterval> | undefined;
+  const stopTicking = (): void => {
+    if (ticking !== undefined) clearInterval(ticking);
+    ticking = undefined;
+  };
   return {
     log(level, component, message, fields = {}) {
+      if (component === 'stack' && message === 'starting') {
+        const started = Date.now();
+        stopTicking();
+        ticking = setInterval(() => {
+          const spent = Math.round((Date.now() - started) / 1000) * 1000;
+          stderr.write(`  still bundling and starting the functions… ${formatDuration(spent)}\n`);
+        }, StartProgressEveryMs);
+        ticking.unref();
+      } else if (
+        message === 'start failed' ||
+        message === 'local stack ready' ||
+        (component === 'stack' && message === 'functions ready (serverless-offline)')
+      ) {
+        stopTicking();
+      }
       const line = ((): string | undefined => {
         // The error a failed start throws is printed once, by the CLI.
         if (message === 'start failed') return undefined;
