@@ -8,7 +8,8 @@ import { processPodChange, type PodProcessingDeps } from '../../../shared/app/po
 import type { NodeEvictionStatus } from '../../../shared/domain/legacyEviction.js';
 import { newRateLimitedTimedQueue } from '../../../shared/domain/rateLimitedTimedQueue.js';
 import { newTokenBucketRateLimiter } from '../../../shared/domain/tokenBucket.js';
-import type { ConditionStatus, EpochMillis } from '../../../shared/domain/types.js';
+import type { ConditionStatus, EpochMillis, Pod } from '../../../shared/domain/types.js';
+import type { PodChanged } from '../../../shared/events.js';
 import { getZoneKey } from '../../../shared/domain/zones.js';
 import { RequeueError } from '../../../shared/errors.js';
 import {
@@ -102,6 +103,13 @@ async function seedNode(name: string, seed: Seed): Promise<void> {
 }
 
 const ready = (name = 'pod1') => podCondition(fx.api, name, 'Ready')?.status;
+
+/** The Pod Changed of a pod that lost Ready (True → False), as the relay sends it. */
+const readyLost = (pod: Pod, extra: Partial<Pick<PodChanged, 'nodeReady'>> = {}): PodChanged => ({
+  ...podChanged(cluster, { ...pod, ready: 'False' }, 'MODIFIED'),
+  oldReady: 'True',
+  ...extra,
+});
 
 describe('processPod (taint mode)', () => {
   it('a pod bound to a NotReady node is marked Ready=False, with the Warning NodeNotReady Event', async () => {
@@ -230,10 +238,7 @@ describe("shadow mode: what the cluster's own controller did to a pod (nlc agree
     const before = podOf(fx.api, 'pod1');
     const markedAt = START + 1_000;
     fx.clock.time = markedAt;
-    const notReady = {
-      ...podChanged(cluster, { ...before, ready: 'False' as const }, 'MODIFIED'),
-      oldReady: 'True' as const,
-    };
+    const notReady = readyLost(before);
     expect(await processPodChange(deps({ dryRun: true }), notReady)).toEqual({
       kind: 'skipped',
       reason: 'notNewlyBound',
@@ -278,10 +283,7 @@ describe("shadow mode: what the cluster's own controller did to a pod (nlc agree
       { status: { conditions: [{ type: 'Ready', status: 'Unknown', reason: 'NodeStatusUnknown' }] } },
       { type: 'strategic', subresource: 'status' },
     );
-    const lost = {
-      ...podChanged(cluster, { ...pod, ready: 'False' as const }, 'MODIFIED'),
-      oldReady: 'True' as const,
-    };
+    const lost = readyLost(pod);
     await processPodChange(deps({ dryRun: true }), lost);
     const trail = await fx.stores.decisions.query(cluster, 'node1');
     expect(trail.map((d) => [d.source, d.what])).toEqual([['cluster', 'podNotReady']]);
@@ -291,11 +293,7 @@ describe("shadow mode: what the cluster's own controller did to a pod (nlc agree
     await seedNode('node1', { ready: 'True' });
     createPod(fx.api, 'pod1', { nodeName: 'node1' });
     const pod = podOf(fx.api, 'pod1');
-    const lost = {
-      ...podChanged(cluster, { ...pod, ready: 'False' as const }, 'MODIFIED'),
-      oldReady: 'True' as const,
-      nodeReady: 'Unknown' as const,
-    };
+    const lost = readyLost(pod, { nodeReady: 'Unknown' });
     fx.mark();
     await processPodChange(deps({ dryRun: true }), lost);
     expect(fx.requests().filter((r) => r.resource === 'nodes')).toEqual([]);
@@ -307,10 +305,7 @@ describe("shadow mode: what the cluster's own controller did to a pod (nlc agree
     await seedNode('node1', { ready: 'True' });
     createPod(fx.api, 'pod1', { nodeName: 'node1' });
     const pod = podOf(fx.api, 'pod1');
-    const lost = {
-      ...podChanged(cluster, { ...pod, ready: 'False' as const }, 'MODIFIED'),
-      oldReady: 'True' as const,
-    };
+    const lost = readyLost(pod);
     await processPodChange(deps({ dryRun: true }), lost);
     const drained = podChanged(
       cluster,
