@@ -11,11 +11,11 @@ import { loadRuntime, type Runtime } from '../shared/adapters/runtime.js';
 import {
   Dispatch,
   newWarmState,
-  runSteps,
   type FunctionDeps,
   type FunctionInput,
   type FunctionName,
 } from '../shared/app/dispatch.js';
+import { runSteps } from '../shared/app/steps.js';
 import { EventParseError } from '../shared/errors.js';
 import { eventParseErrorFrom } from '../shared/events.js';
 import { logger } from '../shared/observability.js';

@@ -29,8 +29,8 @@ import {
   type FunctionDeps,
   type FunctionInput,
   type FunctionName,
-  type Step,
 } from '../../shared/app/dispatch.js';
+import type { Step } from '../../shared/app/steps.js';
 import { DrainerInvocation } from '../../shared/app/drainer.js';
 import { EvictionDrainerTimeoutMs } from '../../shared/app/drainerScheduling.js';
 import { MonitorSource } from '../../shared/app/monitor.js';

@@ -3,8 +3,7 @@
 // serverless-offline) and `nlc simulate` (local/simulate/controller.ts) route through this table alone,
 // so a simulation decides through the same routing as production. A run returns steps: the drainer
 // waits for its next due item in process, which a Lambda sleeps through and the simulator schedules in
-// virtual time (runSteps).
-import { setTimeout as sleepTimer } from 'node:timers/promises';
+// virtual time (steps.ts).
 import type { ControllerConfig } from '../config.js';
 import type { Millis } from '../domain/types.js';
 import { EventParseError } from '../errors.js';
@@ -18,13 +17,9 @@ import type { Clock } from '../ports/clock.js';
 import type { ClusterPort } from '../ports/cluster.js';
 import type { Observer } from '../ports/observer.js';
 import type { StateStores } from '../ports/stores.js';
-import {
-  checkDrainerInvocation,
-  runDrainer,
-  type DrainerInvocation,
-  type TriggerDrainer,
-} from './drainer.js';
-import { drainerWaitBudget, nextWait } from './drainerScheduling.js';
+import { checkDrainerInvocation, type DrainerInvocation, type TriggerDrainer } from './drainer.js';
+import { drainerSteps, drainerWaitBudget } from './drainerScheduling.js';
+import { done, type Step } from './steps.js';
 import { runMonitorPass, type MonitorCache } from './monitor.js';
 import { runNodeTaints } from './nodeTaints.js';
 import { processPodChange } from './podProcessing.js';
@@ -81,13 +76,6 @@ export function newWarmState(): WarmState {
   return { cache: new Map(), readMemo: new Map(), podSweepMemo: new Map() };
 }
 
-/** Where a run stands: done, or a wait before its next step. */
-export type Step =
-  | { readonly kind: 'done' }
-  | { readonly kind: 'wait'; readonly ms: Millis; readonly next: () => Promise<Step> };
-
-const done: Step = { kind: 'done' };
-
 export interface RunContext {
   readonly deps: FunctionDeps;
   readonly warm: WarmState;
@@ -124,13 +112,10 @@ async function drain(ctx: RunContext, input: FunctionInput): Promise<Step> {
   if (input.kind === 'invoke') checkDrainerInvocation(input.invocation, ctx.deps.config.cluster);
   const { deps } = ctx;
   const trigger = input.kind === 'invoke' ? input.invocation.reason : 'schedule';
-  const deadline = deps.clock.now() + drainerWaitBudget(trigger, deps.config, ctx.remainingMs());
-  const step = async (): Promise<Step> => {
-    const result = await runDrainer(deps, deps.clock.now());
-    const wait = nextWait(result, deadline);
-    return wait === undefined ? done : { kind: 'wait', ms: wait, next: step };
-  };
-  return step();
+  return drainerSteps(deps, {
+    now: () => deps.clock.now(),
+    budgetMs: drainerWaitBudget(trigger, deps.config, ctx.remainingMs()),
+  });
 }
 
 /**
@@ -179,24 +164,3 @@ export const Dispatch: Readonly<Record<FunctionName, Run>> = {
   },
   evictionDrainer: drain,
 };
-
-const realSleep = (ms: Millis, signal?: AbortSignal): Promise<void> =>
-  sleepTimer(ms, undefined, signal === undefined ? {} : { signal });
-
-/**
- * Runs a run's steps to the end, sleeping through its waits (a Lambda's way).
- *
- * @example
- * await runSteps(await Dispatch.evictionDrainer(ctx, { kind: 'schedule' }));
- */
-export async function runSteps(
-  first: Step,
-  sleep: (ms: Millis, signal?: AbortSignal) => Promise<void> = realSleep,
-  signal?: AbortSignal,
-): Promise<void> {
-  let step = first;
-  while (step.kind === 'wait') {
-    await sleep(step.ms, signal);
-    step = await step.next();
-  }
-}

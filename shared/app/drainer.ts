@@ -22,7 +22,7 @@
 //   server's to within NTP: not on an estimate of the relay's that a late digest could move.
 // - Upstream's pass polls every NodeEvictionPeriod (100 ms). Here a run returns when the next item or
 //   timer becomes due (`nextDueInMs`), and the handler waits for it within a budget (drainerScheduling.ts
-//   drainUntilIdle, drainerWaitBudget): the monitor starts a run whenever something is due within its
+//   drainerSteps, drainerWaitBudget): the monitor starts a run whenever something is due within its
 //   next period, and the drainer's own schedule keeps one waiting while digests are missing. So a zone's
 //   tokens are used within the delivery delay of their instant, not on a schedule grid.
 // - Legacy mode: nodeEvictionMap is the monitor's (it lives in the Nodes health rows, which only the

@@ -1,14 +1,11 @@
 // When the drainer runs and how long a run waits: what starts it (DrainerTrigger), the wait budget of a
-// run (drainerWaitBudget), and the Lambda handler's loop that waits in process for the next due item
-// and runs again (drainUntilIdle; `nlc simulate` schedules the same waits in virtual time with
-// nextWait). One run is drainer.ts runDrainer.
-import { setTimeout as sleepTimer } from 'node:timers/promises';
+// run (drainerWaitBudget), and its steps (drainerSteps): drain, then wait for the next due item and
+// drain again. A Lambda sleeps through the waits (steps.ts runSteps); `nlc simulate` schedules them in
+// virtual time. One drain is drainer.ts runDrainer.
 import type { ControllerConfig } from '../config.js';
 import type { EpochMillis, Millis } from '../domain/types.js';
 import { runDrainer, type DrainerDeps, type DrainerInvocation, type DrainerResult } from './drainer.js';
-
-const realSleep = (ms: Millis, signal?: AbortSignal): Promise<void> =>
-  sleepTimer(ms, undefined, signal === undefined ? {} : { signal });
+import { done, type Step } from './steps.js';
 
 /** What starts a drainer run: its own schedule, or the monitor (after a pass, or its scheduled check). */
 export type DrainerTrigger = 'schedule' | DrainerInvocation['reason'];
@@ -37,36 +34,32 @@ export const DrainerSafetyMarginMs = 10_000;
 /** The evictionDrainer function's timeout in serverless.yml (a test keeps them equal). */
 export const EvictionDrainerTimeoutMs = 60_000;
 
-export interface DrainUntilIdleOptions {
-  /** The caller's clock. */
+export interface DrainerStepsOptions {
+  /** The caller's clock (the functions' clock). */
   readonly now: () => EpochMillis;
-  /** Longest total wait (drainerWaitBudget). */
+  /** Longest total wait (drainerWaitBudget), from the first drain. */
   readonly budgetMs: Millis;
-  /** Waits; aborted by `deps.signal`. */
-  readonly sleep?: (ms: Millis, signal?: AbortSignal) => Promise<void>;
+  /** Told each drain's result (tests and reports; the functions log their own). */
+  readonly onRun?: (result: DrainerResult) => void;
 }
 
 /**
- * Runs the drainer, then, while the next item is due within the budget, waits for it and runs again.
- * Returns every run's result. The Lambda handler's loop; `nlc simulate` schedules the same waits in
- * virtual time (nextWait).
+ * The drainer's run as steps: drain, then while the next due item falls within the budget, a wait for
+ * it and another drain. The one loop of the Lambda (runSteps sleeps through the waits) and of
+ * `nlc simulate` (which schedules them in virtual time).
  *
- * @example await drainUntilIdle(deps, { now: () => clock.now(), budgetMs: drainerWaitBudget('monitorPass', config, 60_000) });
+ * @example
+ * await runSteps(await drainerSteps(deps, { now: () => clock.now(), budgetMs: drainerWaitBudget('monitorPass', config, 60_000) }));
  */
-export async function drainUntilIdle(
-  deps: DrainerDeps,
-  options: DrainUntilIdleOptions,
-): Promise<readonly DrainerResult[]> {
-  const sleep = options.sleep ?? realSleep;
+export async function drainerSteps(deps: DrainerDeps, options: DrainerStepsOptions): Promise<Step> {
   const deadline = options.now() + options.budgetMs;
-  const results: DrainerResult[] = [];
-  for (;;) {
+  const step = async (): Promise<Step> => {
     const result = await runDrainer(deps, options.now());
-    results.push(result);
+    options.onRun?.(result);
     const wait = nextWait(result, deadline);
-    if (wait === undefined) return results;
-    await sleep(wait, deps.signal);
-  }
+    return wait === undefined ? done : { kind: 'wait', ms: wait, next: step };
+  };
+  return step();
 }
 
 /** How long to wait before the next run, or undefined when the next due item is past the deadline. */

@@ -12,7 +12,9 @@
 // node-d, silent from 10 s, Unknown and queued at 65 s, tainted when the zone's next token comes: 10 s
 // after node-c's (0.1/s), at 65 s.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { drainUntilIdle, drainerWaitBudget } from '../../../shared/app/drainerScheduling.js';
+import { drainerSteps, drainerWaitBudget } from '../../../shared/app/drainerScheduling.js';
+import type { DrainerResult } from '../../../shared/app/drainer.js';
+import { runSteps } from '../../../shared/app/steps.js';
 import { runMonitorPass, type MonitorCache } from '../../../shared/app/monitor.js';
 import { runScheduledCheck } from '../../../shared/app/scheduledCheck.js';
 import { TaintNodeUnreachable } from '../../../shared/domain/taints.js';
@@ -50,13 +52,15 @@ async function run(skew: number, until: EpochMillis): Promise<Record<string, num
     await world.syncNodeCache();
     // The monitor started the drainer: it runs now and waits (here: advances the clock) within its budget.
     if (world.triggers.length > triggers) {
-      const runs = await drainUntilIdle(world.drainerDeps(), {
+      const runs: DrainerResult[] = [];
+      const first = await drainerSteps(world.drainerDeps(), {
         now: () => world.now,
         budgetMs: drainerWaitBudget('monitorPass', world.config, 60 * S),
-        sleep: (ms) => {
-          world.now += ms;
-          return Promise.resolve();
-        },
+        onRun: (r) => runs.push(r),
+      });
+      await runSteps(first, (ms) => {
+        world.now += ms;
+        return Promise.resolve();
       });
       for (const r of runs) {
         if (r.zones.some((z) => z.evicted > 0)) lastTaintRun = (r.now - t0) / S;

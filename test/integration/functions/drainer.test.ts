@@ -5,7 +5,9 @@
 // eviction controller's due pod deletions, also in shadow mode.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runDrainer, TokenClaimTtl } from '../../../shared/app/drainer.js';
-import { drainerWaitBudget, drainUntilIdle } from '../../../shared/app/drainerScheduling.js';
+import { drainerSteps, drainerWaitBudget } from '../../../shared/app/drainerScheduling.js';
+import type { DrainerResult } from '../../../shared/app/drainer.js';
+import { runSteps } from '../../../shared/app/steps.js';
 import {
   add,
   newRateLimitedTimedQueue,
@@ -439,24 +441,28 @@ describe('pod evictions (the taint eviction controller’s timers)', () => {
 
 // Upstream's doNoExecuteTaintingPass polls every 100 ms; the drainer instead returns when the next item
 // is due (nextDueInMs) and waits for it within its budget, so tokens are used when they come.
-describe('waiting for the next due item (drainUntilIdle)', () => {
-  function advancingSleep(slept: number[]) {
-    return (ms: number) => {
+describe('waiting for the next due item (drainerSteps)', () => {
+  /** One drainer run through its steps, as a Lambda runs them: each wait advances the clock. */
+  async function drainThroughSteps(budgetMs: number, slept: number[]): Promise<DrainerResult[]> {
+    const runs: DrainerResult[] = [];
+    const first = await drainerSteps(world.drainerDeps(), {
+      now: () => world.now,
+      budgetMs,
+      onRun: (r) => runs.push(r),
+    });
+    await runSteps(first, (ms) => {
       slept.push(ms);
       world.now += ms;
       return Promise.resolve();
-    };
+    });
+    return runs;
   }
 
   it('one run of the schedule taints a zone at its rate, one node every 10 s, waiting in between', async () => {
     await queued(['node-a', 'node-b', 'node-c']);
     world.now = t0;
     const slept: number[] = [];
-    const runs = await drainUntilIdle(world.drainerDeps(), {
-      now: () => world.now,
-      budgetMs: drainerWaitBudget('schedule', world.config, 60 * S),
-      sleep: advancingSleep(slept),
-    });
+    const runs = await drainThroughSteps(drainerWaitBudget('schedule', world.config, 60 * S), slept);
     expect(slept).toEqual([10 * S, 10 * S]);
     expect(runs.map((r) => [r.now - t0, r.zones[0]?.evicted ?? 0, r.nextDueInMs])).toEqual([
       [0, 1, 10 * S],
@@ -470,11 +476,7 @@ describe('waiting for the next due item (drainUntilIdle)', () => {
     await queued(['node-a', 'node-b']);
     world.now = t0;
     const slept: number[] = [];
-    const runs = await drainUntilIdle(world.drainerDeps(), {
-      now: () => world.now,
-      budgetMs: drainerWaitBudget('monitorPass', world.config, 60 * S),
-      sleep: advancingSleep(slept),
-    });
+    const runs = await drainThroughSteps(drainerWaitBudget('monitorPass', world.config, 60 * S), slept);
     expect(drainerWaitBudget('monitorPass', world.config, 60 * S)).toBe(world.config.nodeMonitorPeriod);
     expect(slept).toEqual([]);
     expect(runs.map((r) => r.nextDueInMs)).toEqual([10 * S]);
@@ -500,11 +502,7 @@ describe('waiting for the next due item (drainUntilIdle)', () => {
     });
     world.now = t0;
     const slept: number[] = [];
-    const runs = await drainUntilIdle(world.drainerDeps(), {
-      now: () => world.now,
-      budgetMs: drainerWaitBudget('monitorPass', world.config, 60 * S),
-      sleep: advancingSleep(slept),
-    });
+    const runs = await drainThroughSteps(drainerWaitBudget('monitorPass', world.config, 60 * S), slept);
     expect(slept).toEqual([3_250]);
     expect(runs.map((r) => r.pods.deleted)).toEqual([0, 1]);
   });

@@ -5,12 +5,11 @@ import { describe, expect, it } from 'vitest';
 import {
   Dispatch,
   newWarmState,
-  runSteps,
   type FunctionDeps,
   type FunctionInput,
   type RelayInput,
-  type Step,
 } from '../../../shared/app/dispatch.js';
+import { runSteps, type Step } from '../../../shared/app/steps.js';
 import { UPSTREAM_DEFAULTS } from '../../../shared/config.js';
 import { EventParseError } from '../../../shared/errors.js';
 import type { NodeChanged, PodChanged } from '../../../shared/events.js';
