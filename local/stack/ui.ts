@@ -12,9 +12,8 @@
 // an exception: `process.on('exit')`).
 import { renderTable, painter, span, type Column, type Paint } from '../../shared/present/output.js';
 import { probeAgeCell, qpsCell, resultKind, tokensCell, zoneCell } from '../../shared/present/present.js';
-import type { ZoneStatus } from '../../shared/present/statusReport.js';
 import type { EpochMillis, ZoneState } from '../../shared/domain/types.js';
-import type { DecisionRow, NodeRow, StackSnapshot } from './view.js';
+import type { DecisionRow, NodeRow, StackSnapshot, ZoneRow } from './view.js';
 
 const ESC = '\u001b';
 const EnterScreen = `${ESC}[?1049h${ESC}[?25l`;
@@ -57,9 +56,13 @@ function stateColour(state: ZoneState | null): 'green' | 'yellow' | 'red' | unde
   return undefined;
 }
 
-const ZoneColumns: readonly Column<ZoneStatus>[] = [
+const ZoneColumns: readonly Column<ZoneRow>[] = [
   { header: 'zone', value: (z) => zoneCell(z.zone) },
-  { header: 'state', value: (z) => z.state ?? '-', colour: (z) => stateColour(z.state) },
+  {
+    header: 'state',
+    value: (z) => `${z.state ?? '-'}${z.lastPass === null ? '' : '*'}`,
+    colour: (z) => stateColour(z.state),
+  },
   { header: 'size', value: (z) => (z.size === null ? '-' : String(z.size)), align: 'right' },
   {
     header: 'unhealthy',
@@ -179,6 +182,24 @@ function titleLine(snapshot: StackSnapshot, title: string, paint: Paint): string
 }
 
 /**
+ * Under the zones, when a zone's counts (the API's, as the nodes below show them) differ from what the
+ * controller's last pass counted: what that pass counted. Its state stands until the next pass.
+ */
+function lastPassNote(zones: readonly ZoneRow[], paint: Paint): string[] {
+  const differing = zones.filter((z) => z.lastPass !== null);
+  if (differing.length === 0) return [];
+  const counted = differing
+    .map((z) => `${zoneCell(z.zone)} ${z.lastPass?.unhealthy ?? '-'} of ${z.lastPass?.size ?? '-'}`)
+    .join(', ');
+  return [
+    paint(
+      'dim',
+      `* state of the last pass, which counted unhealthy ${counted}; the next pass counts the nodes below`,
+    ),
+  ];
+}
+
+/**
  * The screen for a snapshot, one string per terminal row (at most `size.rows`, each cut to
  * `size.columns`). Nodes scroll to keep the selected one in view; decisions get what rows are left.
  *
@@ -192,7 +213,10 @@ export function renderScreen(
   paint: Paint,
   title: string,
 ): string[] {
-  const zones = tableLines(renderTable(ZoneColumns, snapshot.zones, { wide: false, paint }));
+  const zones = [
+    ...tableLines(renderTable(ZoneColumns, snapshot.zones, { wide: false, paint })),
+    ...lastPassNote(snapshot.zones, paint),
+  ];
   const selected = Math.min(Math.max(0, state.selected), Math.max(0, snapshot.nodes.length - 1));
   const nodeLines = tableLines(
     renderTable(

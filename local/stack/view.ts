@@ -3,6 +3,10 @@
 // tables (zone states, limiters at now, eviction queues, each node's probe age: `nlc status`'s
 // buildStatus on one consistent load, read-only), the newest decisions of the Decisions trail, and the
 // local parts (kubelets, relay, functions). The same snapshots, diffed, are the log lines of `--no-ui`.
+// A zone's size and unhealthy count are those of the nodes the same frame shows (zoneRows): the
+// controller writes a pass's Ready=Unknown marks (and its pods' Ready=False) before it commits the
+// pass's counts, for seconds when many nodes go at once, and a frame must not show ten Unknown nodes in
+// a zone counted healthy.
 import { CoreV1Api, type KubeConfig, type V1Node } from '@kubernetes/client-node';
 import { buildStatus, type ZoneStatus } from '../../shared/present/statusReport.js';
 import { naturalCompare } from '../../shared/present/names.js';
@@ -10,7 +14,7 @@ import { abbreviateTaint, resultKind, zoneName, type ProbeAgeFields } from '../.
 import { isTaintEffect } from '../../shared/adapters/kubernetes/mapping.js';
 import { ClusterSubject, zoneSubject } from '../../shared/app/monitorReport.js';
 import type { EpochMillis } from '../../shared/domain/types.js';
-import { getZoneKey } from '../../shared/domain/zones.js';
+import { getZoneKey, isNodeExcludedFromDisruptionChecks } from '../../shared/domain/zones.js';
 import type { StateStores, StoredDecision } from '../../shared/ports/stores.js';
 import type { KubeletState } from '../kubelet/index.js';
 
@@ -58,7 +62,7 @@ export interface StackSnapshot {
   readonly digestAgeSeconds: number | null;
   readonly digestLate: boolean;
   readonly masterDisruption: boolean;
-  readonly zones: readonly ZoneStatus[];
+  readonly zones: readonly ZoneRow[];
   readonly nodes: readonly NodeRow[];
   /** Newest first. */
   readonly decisions: readonly DecisionRow[];
@@ -90,6 +94,58 @@ export interface SnapshotSource {
    * outcome follows at once, and a screen has room for few rows.
    */
   readonly outcomesOnly?: boolean;
+}
+
+/**
+ * A zone as the view shows it: the controller's state, limiter and queue, with size and unhealthy
+ * counted from the API's nodes in the same frame, as upstream's handleDisruption counts them (nodes
+ * with the exclude-disruption label left out; unhealthy: Ready missing or not True).
+ */
+export interface ZoneRow extends ZoneStatus {
+  /**
+   * What the controller's last committed pass counted, when it differs from the frame's count: the
+   * pass that wrote the difference has not committed yet, or the next pass has still to see it. The
+   * state is that pass's; the next one decides on what the API shows. Null when they agree.
+   */
+  readonly lastPass: { readonly size: number | null; readonly unhealthy: number | null } | null;
+}
+
+/**
+ * The zone rows of one frame: every zone of the controller's status or of the API's nodes, counted
+ * from the nodes. A zone the controller has not seen yet has no state; one whose nodes are all gone
+ * has size 0.
+ *
+ * @example zoneRows(buildStatus(loaded, now).zones, nodeList.items)
+ */
+export function zoneRows(controller: readonly ZoneStatus[], nodes: readonly V1Node[]): ZoneRow[] {
+  const counts = new Map<string, { size: number; unhealthy: number }>();
+  for (const node of nodes) {
+    if (isNodeExcludedFromDisruptionChecks({ labels: node.metadata?.labels ?? {} })) continue;
+    const zone = nodeZone(node);
+    const count = counts.get(zone) ?? { size: 0, unhealthy: 0 };
+    counts.set(zone, {
+      size: count.size + 1,
+      unhealthy: count.unhealthy + (readyOf(node) === 'True' ? 0 : 1),
+    });
+  }
+  const byZone = new Map(controller.map((z) => [z.zone, z]));
+  const zones = [...new Set([...byZone.keys(), ...counts.keys()])].sort(naturalCompare);
+  return zones.map((zone): ZoneRow => {
+    const seen = byZone.get(zone);
+    const { size, unhealthy } = counts.get(zone) ?? { size: 0, unhealthy: 0 };
+    const agrees = seen === undefined || (seen.size === size && seen.unhealthy === unhealthy);
+    return {
+      zone,
+      state: seen?.state ?? null,
+      limiter: seen?.limiter ?? null,
+      queueLength: seen?.queueLength ?? 0,
+      processedOnce: seen?.processedOnce ?? 0,
+      size,
+      unhealthy,
+      unhealthyPercent: size === 0 ? 0 : Math.round((100 * unhealthy) / size),
+      lastPass: agrees ? null : { size: seen.size, unhealthy: seen.unhealthy },
+    };
+  });
 }
 
 function nodeZone(node: V1Node): string {
@@ -230,7 +286,7 @@ export function snapshotReader(source: SnapshotSource): { read(now: EpochMillis)
         digestAgeSeconds: status.lastDigestAgeSeconds,
         digestLate: status.lastDigestLate === true,
         masterDisruption: loaded.meta.masterDisruption,
-        zones: status.zones,
+        zones: zoneRows(status.zones, nodeList.items),
         nodes,
         decisions,
         error: null,

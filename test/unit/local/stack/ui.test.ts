@@ -58,6 +58,7 @@ function snapshot(nodes: NodeRow[], overrides: Partial<StackSnapshot> = {}): Sta
         },
         queueLength: 1,
         processedOnce: 0,
+        lastPass: null,
       },
     ],
     nodes,
@@ -140,6 +141,39 @@ describe('renderScreen', () => {
     );
     expect(lines.at(-2)).toBe('hello');
     expect(lines.at(-1)).toBe(HelpLine);
+  });
+
+  it('marks a zone whose last pass counted otherwise than the nodes shown, and says what it counted', () => {
+    const base = snapshot(nodes);
+    const zone = base.zones[0];
+    if (zone === undefined) throw new Error('no zone');
+    const lines = renderScreen(
+      {
+        ...base,
+        zones: [
+          { ...zone, size: 3, unhealthy: 3, unhealthyPercent: 100, lastPass: { size: 3, unhealthy: 1 } },
+        ],
+      },
+      { selected: 0, message: '' },
+      { columns: 160, rows: 40 },
+      plain,
+      'nlc',
+    );
+    const text = lines.join('\n');
+    expect(text).toMatch(/region-1:zone-a\s+Normal\*\s+3\s+3 \(100%\)/);
+    expect(text).toContain(
+      '* state of the last pass, which counted unhealthy region-1:zone-a 1 of 3; the next pass counts the nodes below',
+    );
+    // Without a difference, no mark and no note.
+    const plainText = renderScreen(
+      base,
+      { selected: 0, message: '' },
+      { columns: 160, rows: 40 },
+      plain,
+      'nlc',
+    ).join('\n');
+    expect(plainText).not.toContain('Normal*');
+    expect(plainText).not.toContain('state of the last pass');
   });
 
   it('never draws more rows or columns than the terminal has, keeping the selected node in view', () => {

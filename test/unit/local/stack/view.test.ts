@@ -1,8 +1,11 @@
 // The --no-ui log: what changed between two snapshots of the live view.
 import { describe, expect, it } from 'vitest';
+import type { V1Node } from '@kubernetes/client-node';
+import type { ZoneStatus } from '../../../../shared/present/statusReport.js';
 import {
   newestDecisions,
   snapshotChanges,
+  zoneRows,
   type DecisionRow,
   type NodeRow,
   type StackSnapshot,
@@ -44,6 +47,7 @@ function snapshot(overrides: Partial<StackSnapshot> = {}): StackSnapshot {
         limiter: null,
         queueLength: 0,
         processedOnce: 0,
+        lastPass: null,
       },
     ],
     nodes: [node()],
@@ -144,5 +148,78 @@ describe('newestDecisions', () => {
     ]);
     // Stable: the order does not depend on the order the trails were read in.
     expect(newestDecisions([...trails].reverse(), 10).map((d) => d.key)).toEqual(keys);
+  });
+});
+
+describe('zone rows: counted from the nodes the same frame shows (zoneRows)', () => {
+  const zoneA = 'region-1:zone-a';
+  const labels = (zone: string, extra: Record<string, string> = {}) => ({
+    'topology.kubernetes.io/region': 'region-1',
+    'topology.kubernetes.io/zone': zone,
+    ...extra,
+  });
+  function apiNode(name: string, ready: string | undefined, extra: Record<string, string> = {}): V1Node {
+    return {
+      metadata: { name, labels: labels(name.replace(/-\d+$/, ''), extra) },
+      status: { conditions: ready === undefined ? [] : [{ type: 'Ready', status: ready }] },
+    };
+  }
+  function counted(zone: string, size: number | null, unhealthy: number | null): ZoneStatus {
+    return {
+      zone,
+      state: 'Normal',
+      size,
+      unhealthy,
+      unhealthyPercent: size === null || unhealthy === null ? null : Math.round((100 * unhealthy) / size),
+      limiter: null,
+      queueLength: 2,
+      processedOnce: 1,
+    };
+  }
+
+  it('a pass that wrote its Unknown marks but has not committed: the API count, the last pass kept apart', () => {
+    // The monitor has marked all five nodes Unknown; its commit (state FullDisruption, 5 unhealthy) is
+    // still to come, so the stored zone says Normal with 0 unhealthy.
+    const nodes = ['1', '2', '3', '4', '5'].map((i) => apiNode(`zone-a-${i}`, 'Unknown'));
+    expect(zoneRows([counted(zoneA, 5, 0)], nodes)).toEqual([
+      {
+        ...counted(zoneA, 5, 5),
+        unhealthyPercent: 100,
+        lastPass: { size: 5, unhealthy: 0 },
+      },
+    ]);
+  });
+
+  it('agrees with the last pass: nothing kept apart', () => {
+    const nodes = [apiNode('zone-a-1', 'True'), apiNode('zone-a-2', 'False'), apiNode('zone-a-3', 'True')];
+    expect(zoneRows([counted(zoneA, 3, 1)], nodes)).toEqual([{ ...counted(zoneA, 3, 1), lastPass: null }]);
+  });
+
+  it('counts as handleDisruption does: excluded nodes left out, a node without Ready unhealthy', () => {
+    const nodes = [
+      apiNode('zone-a-1', 'True'),
+      apiNode('zone-a-2', undefined),
+      apiNode('zone-a-3', 'Unknown', { 'node.kubernetes.io/exclude-disruption': '' }),
+    ];
+    const [row] = zoneRows([counted(zoneA, 2, 1)], nodes);
+    expect([row?.size, row?.unhealthy, row?.unhealthyPercent, row?.lastPass]).toEqual([2, 1, 50, null]);
+  });
+
+  it('a zone the controller has not counted yet has no state; one without nodes left has size 0', () => {
+    const rows = zoneRows([counted('region-1:zone-b', 2, 0)], [apiNode('zone-a-1', 'True')]);
+    expect(rows).toEqual([
+      {
+        zone: zoneA,
+        state: null,
+        limiter: null,
+        queueLength: 0,
+        processedOnce: 0,
+        size: 1,
+        unhealthy: 0,
+        unhealthyPercent: 0,
+        lastPass: null,
+      },
+      { ...counted('region-1:zone-b', 0, 0), unhealthyPercent: 0, lastPass: { size: 2, unhealthy: 0 } },
+    ]);
   });
 });
