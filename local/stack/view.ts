@@ -7,7 +7,7 @@
 // controller writes a pass's Ready=Unknown marks (and its pods' Ready=False) before it commits the
 // pass's counts, for seconds when many nodes go at once, and a frame must not show ten Unknown nodes in
 // a zone counted healthy.
-import { CoreV1Api, type KubeConfig, type V1Node } from '@kubernetes/client-node';
+import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { buildStatus, type ZoneStatus } from '../../shared/present/statusReport.js';
 import { naturalCompare } from '../../shared/present/names.js';
 import { abbreviateTaint, resultKind, zoneName, type ProbeAgeFields } from '../../shared/present/present.js';
@@ -117,7 +117,7 @@ export interface ZoneRow extends ZoneStatus {
  *
  * @example zoneRows(buildStatus(loaded, now).zones, nodeList.items)
  */
-export function zoneRows(controller: readonly ZoneStatus[], nodes: readonly V1Node[]): ZoneRow[] {
+export function zoneRows(controller: readonly ZoneStatus[], nodes: readonly ApiNode[]): ZoneRow[] {
   const counts = new Map<string, { size: number; unhealthy: number }>();
   for (const node of nodes) {
     if (isNodeExcludedFromDisruptionChecks({ labels: node.metadata?.labels ?? {} })) continue;
@@ -148,11 +148,17 @@ export function zoneRows(controller: readonly ZoneStatus[], nodes: readonly V1No
   });
 }
 
-function nodeZone(node: V1Node): string {
+/** What the view reads of a Node (V1Node has it; tests need no class instances). */
+export interface ApiNode {
+  readonly metadata?: { readonly name?: string; readonly labels?: Record<string, string> };
+  readonly status?: { readonly conditions?: readonly { readonly type: string; readonly status: string }[] };
+}
+
+function nodeZone(node: ApiNode): string {
   return zoneName(getZoneKey(node.metadata?.labels));
 }
 
-function readyOf(node: V1Node): string | null {
+function readyOf(node: ApiNode): string | null {
   return node.status?.conditions?.find((c) => c.type === 'Ready')?.status ?? null;
 }
 

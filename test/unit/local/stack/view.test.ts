@@ -1,11 +1,11 @@
 // The --no-ui log: what changed between two snapshots of the live view.
 import { describe, expect, it } from 'vitest';
-import type { V1Node } from '@kubernetes/client-node';
 import type { ZoneStatus } from '../../../../shared/present/statusReport.js';
 import {
   newestDecisions,
   snapshotChanges,
   zoneRows,
+  type ApiNode,
   type DecisionRow,
   type NodeRow,
   type StackSnapshot,
@@ -158,7 +158,7 @@ describe('zone rows: counted from the nodes the same frame shows (zoneRows)', ()
     'topology.kubernetes.io/zone': zone,
     ...extra,
   });
-  function apiNode(name: string, ready: string | undefined, extra: Record<string, string> = {}): V1Node {
+  function apiNode(name: string, ready: string | undefined, extra: Record<string, string> = {}): ApiNode {
     return {
       metadata: { name, labels: labels(name.replace(/-\d+$/, ''), extra) },
       status: { conditions: ready === undefined ? [] : [{ type: 'Ready', status: ready }] },
