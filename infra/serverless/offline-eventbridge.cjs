@@ -151,6 +151,20 @@ class NlcOfflineEventBridge extends ServerlessOfflineAwsEventBridgePlugin {
       }
     }
 
+    // esbuild's service process stays after bundling, holding the 0.6 GB its builds peaked at (Go keeps
+    // its heap) for as long as the stack runs, and nothing bundles again until a watched file changes.
+    // Stopping it once the bundles are written frees that; esbuild starts a new one for the next build.
+    // serverless-esbuild's hooks for these events run before this plugin's (serverless.yml's order).
+    for (const hook of ['before:offline:start', 'before:offline:start:init']) {
+      const run = this.hooks[hook];
+      this.hooks[hook] = async () => {
+        await this.releaseBundler();
+        return run();
+      };
+    }
+    // After each rebuild of a watched change (serverless-esbuild then spawns offline:functionsUpdated).
+    this.hooks['offline:functionsUpdated:cleanup'] = () => this.releaseBundler();
+
     const parentPid = Number(envValue('NLC_OFFLINE_PARENT_PID'));
     if (Number.isInteger(parentPid) && parentPid > 0) {
       // The local stack runs this process in its own process group and stops it; if the stack itself
@@ -165,6 +179,24 @@ class NlcOfflineEventBridge extends ServerlessOfflineAwsEventBridgePlugin {
         }
       }, 1000);
       watch.unref();
+    }
+  }
+
+  /** The esbuild module serverless-esbuild bundles with (the same instance: one service process). */
+  bundler() {
+    const fromPlugin = createRequire(require.resolve('serverless-esbuild'));
+    return fromPlugin(fromPlugin.resolve('esbuild'));
+  }
+
+  /** Stops esbuild's service process, if one runs (a later build starts another). */
+  async releaseBundler() {
+    try {
+      await this.bundler().stop();
+    } catch (error) {
+      // Memory only: a stack whose bundler cannot be stopped still works.
+      this.logNotice(
+        `could not stop esbuild's service: ${error instanceof Error ? error.message : String(error)}`,
+      );
     }
   }
 

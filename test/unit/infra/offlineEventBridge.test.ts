@@ -396,6 +396,48 @@ describe('offline-eventbridge: local wiring for `osls offline`', () => {
     }
   });
 
+  it("stops esbuild's service once the bundles are written, and after each rebuild of a watched change", async () => {
+    const serverless = serverlessStub({ nodeTaints: {} }, ['offline', 'start']);
+    const plugin = new Plugin(serverless, {}, { log: { notice: () => undefined } }) as PluginInstance & {
+      hooks: Record<string, () => Promise<unknown>>;
+      start(): Promise<void>;
+      bundler(): { stop(): Promise<void> };
+    };
+    const order: string[] = [];
+    plugin.bundler = () => ({
+      stop: () => {
+        order.push('stop esbuild');
+        return Promise.resolve();
+      },
+    });
+    plugin.start = () => {
+      order.push('start');
+      return Promise.resolve();
+    };
+    await plugin.hooks['before:offline:start:init']?.();
+    await plugin.hooks['offline:functionsUpdated:cleanup']?.();
+    expect(order).toEqual(['stop esbuild', 'start', 'stop esbuild']);
+  });
+
+  it('resolves the esbuild serverless-esbuild bundles with, which builds again after stop()', async () => {
+    const plugin = new Plugin(
+      serverlessStub({}, ['offline', 'start']),
+      {},
+      {
+        log: { notice: () => undefined },
+      },
+    ) as PluginInstance & {
+      bundler(): { stop(): Promise<void>; transform(code: string): Promise<{ code: string }> };
+    };
+    const fromPlugin = createRequire(createRequire(import.meta.url).resolve('serverless-esbuild'));
+    expect(plugin.bundler()).toBe(fromPlugin(fromPlugin.resolve('esbuild')));
+    await plugin.bundler().transform('let a = 1');
+    await plugin.bundler().stop();
+    // A watched change after the stop: esbuild starts a new service process for it.
+    expect((await plugin.bundler().transform('let a = 1')).code).toBe('let a = 1;\n');
+    await plugin.bundler().stop();
+  });
+
   it('changes nothing for other commands (package, deploy)', () => {
     const saved = process.env.NLC_DYNAMODB_ENDPOINT;
     process.env.NLC_DYNAMODB_ENDPOINT = 'http://127.0.0.1:8000';
