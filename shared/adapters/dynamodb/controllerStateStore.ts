@@ -15,10 +15,11 @@
 // version as well. Queue changes that raced with the drainer are merged (zoneQueues.ts).
 //
 // One concern, kept whole: one class whose load, refresh and commit share the LoadedState's versions;
-// the row codecs it uses are already in modules of their own (codec.ts, clusterRows.ts, healthRows.ts).
+// the row codecs it uses are in modules of their own (codec.ts, clusterRows.ts, healthRows.ts), and what
+// a commit writes is decided by the pure planCommit (commitPlan.ts): commit only carries the plan out.
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { RateLimitedTimedQueue } from '../../domain/rateLimitedTimedQueue.js';
-import type { Node, ZoneState } from '../../domain/types.js';
+import type { Node } from '../../domain/types.js';
 import type {
   ClusterMeta,
   ControllerStateStore,
@@ -28,7 +29,6 @@ import type {
   RefusedDigest,
   StoredNodeHealth,
   StoreCallOptions,
-  ZoneGaugeValues,
   ZoneQueueVersion,
 } from '../../ports/stores.js';
 import {
@@ -40,17 +40,10 @@ import {
   type StoreSettings,
   type StoredItem,
 } from './client.js';
-import { decodeZoneRows, gaugeEqual, metaEqual, type ZoneRows } from './clusterRows.js';
+import { decodeZoneRows, type ZoneRows } from './clusterRows.js';
 import { checkClusterName, ClusterRowKey, encodeInstant, encodeZone, isoString } from './codec.js';
-import {
-  decodeNodesItems,
-  encodeHealthRow,
-  healthDataNeedsWrite,
-  healthNeedsWrite,
-  healthRowOf,
-  sameHealthEntries,
-  type HealthRow,
-} from './healthRows.js';
+import { planCommit, type ZoneStateWrite } from './commitPlan.js';
+import { decodeNodesItems, encodeHealthRow, type HealthRow } from './healthRows.js';
 import { parseItem } from './items.js';
 import { getNodesItem, NodeGroupSchema, nodeOfItem } from './nodeStore.js';
 import { toDomainQueue } from './queueState.js';
@@ -283,85 +276,17 @@ export class DynamoDbControllerStateStore implements ControllerStateStore {
     const { signal } = opts;
     const { cluster } = loaded;
     const state = after.state;
-
-    // What changed: the nodes whose health entries are not the very same values as loaded (a node the
-    // pass left alone, most nodes on most passes, needs no row comparison), and any without a stored row.
-    const names = new Set<string>();
-    const differing = <V>(before: ReadonlyMap<string, V>, now: ReadonlyMap<string, V>): void => {
-      for (const [name, value] of now) {
-        if (before.get(name) !== value || !loaded.versions.health.has(name)) names.add(name);
-      }
-      for (const name of before.keys()) if (!now.has(name)) names.add(name);
-    };
-    differing(loaded.state.knownNodes, state.knownNodes);
-    // Every pass gives each renewing node a new health entry (its probe and lease) that needs no write:
-    // those are told apart here, without building its rows. A node whose other entries changed is named
-    // by their comparisons, and its whole row compared below.
-    for (const [name, health] of state.nodeHealth) {
-      const before = loaded.state.nodeHealth.get(name);
-      const stored = loaded.versions.health.has(name);
-      if (stored && (before === health || (before !== undefined && !healthDataNeedsWrite(before, health))))
-        continue;
-      names.add(name);
-    }
-    for (const name of loaded.state.nodeHealth.keys()) if (!state.nodeHealth.has(name)) names.add(name);
-    differing(loaded.state.nodeEvictionStatus, state.nodeEvictionStatus);
-    for (const name of state.nodesToRetry) {
-      if (!loaded.state.nodesToRetry.has(name) || !loaded.versions.health.has(name)) names.add(name);
-    }
-    for (const name of loaded.state.nodesToRetry) if (!state.nodesToRetry.has(name)) names.add(name);
-    const healthWrites: { name: string; row: HealthRow; expected: number | undefined }[] = [];
-    for (const name of names) {
-      const expected = loaded.versions.health.get(name);
-      if (expected !== undefined && sameHealthEntries(loaded.state, state, name)) continue;
-      const row = healthRowOf(state, name);
-      const empty =
-        row.registeredUid === undefined &&
-        row.health === undefined &&
-        !row.retry &&
-        row.evictionStatus === undefined;
-      if (empty && expected === undefined) continue;
-      if (expected !== undefined && !healthNeedsWrite(healthRowOf(loaded.state, name), row)) continue;
-      healthWrites.push({ name, row, expected });
-    }
-
-    const gauges = new Map((after.gauges ?? []).map(({ zone, ...g }) => [zone, g]));
-    const zoneStateWrites: {
-      zone: string;
-      state: ZoneState | undefined;
-      gauge: ZoneGaugeValues | undefined;
-    }[] = [];
-    for (const zone of new Set([
-      ...loaded.state.zoneStates.keys(),
-      ...state.zoneStates.keys(),
-      ...gauges.keys(),
-    ])) {
-      const zoneState = state.zoneStates.get(zone);
-      const gauge = gauges.get(zone);
-      const gaugeChanged = gauge !== undefined && !gaugeEqual(loaded.zones.get(zone), gauge);
-      if (zoneState === loaded.state.zoneStates.get(zone) && !gaugeChanged) continue;
-      zoneStateWrites.push({ zone, state: zoneState, gauge: gaugeChanged ? gauge : undefined });
-    }
-
-    const queueWrites = [...state.zoneQueues].filter(
-      ([zone, queue]) => queue !== loaded.state.zoneQueues.get(zone),
-    );
-
-    const unchanged =
-      healthWrites.length === 0 &&
-      zoneStateWrites.length === 0 &&
-      queueWrites.length === 0 &&
-      metaEqual(loaded.meta, after.meta);
-    if (unchanged) return { ...loaded, state };
+    const plan = planCommit(loaded, after);
+    if (plan.unchanged) return { ...loaded, state };
+    const { healthWrites, zoneStateWrites, queueWrites } = plan;
 
     // The fence: claim the cluster row before writing anything else, so of two monitors that loaded
     // the same state only one writes. But "processed" (lastSequence and the rest of the new meta) is
     // recorded only after the rows it stands for: a pass whose rows only partly land is not recorded,
     // and its retry (the same digest, still newer) redoes it from a fresh load. With rows to write, the
     // fence keeps the old meta (one more write); a pass that writes only the cluster row needs no fence.
-    const rowWrites = healthWrites.length + zoneStateWrites.length + queueWrites.length;
     let fenced = loaded.versions.meta;
-    if (rowWrites > 0) {
+    if (plan.fence) {
       fenced = (await this.claimMeta(cluster, loaded.versions.meta, loaded.meta, signal, 'fence')).version;
     }
 
@@ -385,7 +310,7 @@ export class DynamoDbControllerStateStore implements ControllerStateStore {
     });
     const zoneQueues = new Map(state.zoneQueues);
     const queueVersions = new Map(loaded.versions.zoneQueues);
-    for (const [zone, queue] of queueWrites) {
+    for (const { zone, queue } of queueWrites) {
       const before = loaded.state.zoneQueues.get(zone);
       const snapshot = snapshotOf(zone, loaded.versions.zoneQueues.get(zone), before);
       const written = await commitZoneQueueMerging(ctx, cluster, snapshot, before, queue, signal);
@@ -539,7 +464,7 @@ export class DynamoDbControllerStateStore implements ControllerStateStore {
 
   private async writeZoneState(
     cluster: string,
-    w: { zone: string; state: ZoneState | undefined; gauge: ZoneGaugeValues | undefined },
+    w: ZoneStateWrite,
     expected: number | undefined,
     signal: AbortSignal | undefined,
   ): Promise<number> {

@@ -1,0 +1,372 @@
+import { describe, expect, it } from 'vitest';
+import { planCommit, type CommitPlan } from '../../../../shared/adapters/dynamodb/commitPlan.js';
+import type { ControllerState } from '../../../../shared/domain/controllerState.js';
+import type { NodeHealthData } from '../../../../shared/domain/nodeHealth.js';
+import { add, newRateLimitedTimedQueue } from '../../../../shared/domain/rateLimitedTimedQueue.js';
+import { fakeNeverRateLimiter } from '../../../../shared/domain/tokenBucket.js';
+import type { NodeCondition } from '../../../../shared/domain/types.js';
+import type { ZoneGauge } from '../../../../shared/domain/zones.js';
+import type { ClusterMeta, LoadedState } from '../../../../shared/ports/stores.js';
+
+// Two registered nodes with stored health rows (versions 4 and 7), one zone with a stored state (version 2),
+// gauges and a queue, and the cluster row of digest 10. Each case states what the pass changed and, written
+// out by hand, what the commit must write.
+const T0 = Date.parse('2026-01-29T09:00:00Z');
+const ready: NodeCondition = {
+  type: 'Ready',
+  status: 'True',
+  lastHeartbeatTime: T0 - 40_000,
+  lastTransitionTime: T0 - 3_600_000,
+};
+const healthA: NodeHealthData = {
+  probeTimestamp: T0,
+  readyTransitionTimestamp: T0 - 3_600_000,
+  status: [ready],
+  lease: { renewTime: T0 },
+};
+const healthB: NodeHealthData = { ...healthA, lease: { renewTime: T0 - 2_000 }, probeTimestamp: T0 - 2_000 };
+const queueZ1 = newRateLimitedTimedQueue(fakeNeverRateLimiter);
+const meta: ClusterMeta = {
+  lastSequence: 10,
+  lastObservedAt: T0,
+  relayLastSeen: T0,
+  masterDisruption: false,
+};
+const gaugeZ1 = { zoneSize: 2, unhealthyNodes: 0, zoneHealth: 1 };
+
+const loaded: LoadedState = {
+  cluster: 'prod',
+  state: {
+    knownNodes: new Map([
+      ['a', 'uid-a'],
+      ['b', 'uid-b'],
+    ]),
+    nodeHealth: new Map([
+      ['a', healthA],
+      ['b', healthB],
+    ]),
+    zoneStates: new Map([['z1', 'Normal']]),
+    zoneQueues: new Map([['z1', queueZ1]]),
+    nodesToRetry: new Set(),
+    nodeEvictionStatus: new Map(),
+  },
+  nodes: new Map(),
+  meta,
+  zones: new Map([['z1', gaugeZ1]]),
+  versions: {
+    meta: 3,
+    health: new Map([
+      ['a', 4],
+      ['b', 7],
+    ]),
+    nodes: new Map(),
+    zoneStates: new Map([['z1', 2]]),
+    zoneQueues: new Map(),
+    nodesReadAt: T0,
+    fullLoadAt: T0,
+  },
+};
+
+/** The loaded state with some of its maps replaced, as a pass returns it. */
+function stateWith(change: Partial<ControllerState>): ControllerState {
+  return { ...loaded.state, ...change };
+}
+
+const nothing: CommitPlan = {
+  healthWrites: [],
+  zoneStateWrites: [],
+  queueWrites: [],
+  metaChanged: false,
+  fence: false,
+  unchanged: true,
+};
+const renewedA: NodeHealthData = {
+  ...healthA,
+  probeTimestamp: T0 + 10_000,
+  lease: { renewTime: T0 + 10_000 },
+};
+const unknownA: NodeHealthData = {
+  ...healthA,
+  readyTransitionTimestamp: T0 + 5_000,
+  status: [{ ...ready, status: 'Unknown', lastTransitionTime: T0 + 5_000 }],
+};
+const queuedZ1 = add(queueZ1, 'a', 'uid-a', T0 + 5_000).queue;
+const nextMeta: ClusterMeta = {
+  ...meta,
+  lastSequence: 11,
+  lastObservedAt: T0 + 5_000,
+  relayLastSeen: T0 + 5_000,
+};
+
+interface Case {
+  readonly name: string;
+  readonly from?: LoadedState;
+  readonly state: ControllerState;
+  readonly meta?: ClusterMeta;
+  readonly gauges?: readonly ZoneGauge[];
+  readonly want: CommitPlan;
+}
+
+describe('planCommit: what a monitor commit writes', () => {
+  it.each<Case>([
+    { name: 'a pass that changed nothing plans no write and no fence', state: loaded.state, want: nothing },
+    {
+      name: 'gauges recomputed to the stored values are no change',
+      state: loaded.state,
+      gauges: [{ zone: 'z1', ...gaugeZ1 }],
+      want: nothing,
+    },
+    {
+      name: "a renewing node's new probe alone needs no health write",
+      state: stateWith({ nodeHealth: new Map([...loaded.state.nodeHealth, ['a', renewedA]]) }),
+      want: nothing,
+    },
+    {
+      name: 'health entries rebuilt as equal values (new objects) need no write',
+      state: stateWith({
+        knownNodes: new Map(loaded.state.knownNodes),
+        nodeHealth: new Map([
+          ['a', { ...healthA }],
+          ['b', { ...healthB, status: [{ ...ready }] }],
+        ]),
+      }),
+      want: nothing,
+    },
+    {
+      name: 'meta-only change: no fence',
+      state: stateWith({ nodeHealth: new Map([...loaded.state.nodeHealth, ['a', renewedA]]) }),
+      meta: nextMeta,
+      want: { ...nothing, metaChanged: true, unchanged: false },
+    },
+    {
+      name: 'a probe no digest carries again (set to now) is written, conditional on the stored version',
+      state: stateWith({
+        nodeHealth: new Map([...loaded.state.nodeHealth, ['b', { ...healthB, probeTimestamp: T0 + 5_000 }]]),
+      }),
+      want: {
+        ...nothing,
+        healthWrites: [
+          {
+            name: 'b',
+            row: { registeredUid: 'uid-b', health: { ...healthB, probeTimestamp: T0 + 5_000 }, retry: false },
+            expected: 7,
+          },
+        ],
+        fence: true,
+        unchanged: false,
+      },
+    },
+    {
+      name: 'rows to write: fence first, the new meta recorded after them',
+      state: stateWith({ nodeHealth: new Map([...loaded.state.nodeHealth, ['a', unknownA]]) }),
+      meta: nextMeta,
+      want: {
+        ...nothing,
+        healthWrites: [
+          { name: 'a', row: { registeredUid: 'uid-a', health: unknownA, retry: false }, expected: 4 },
+        ],
+        metaChanged: true,
+        fence: true,
+        unchanged: false,
+      },
+    },
+    {
+      name: 'a node removed from knownNodes is written (deleted)',
+      state: stateWith({
+        knownNodes: new Map([['a', 'uid-a']]),
+        nodeHealth: new Map([['a', healthA]]),
+      }),
+      want: {
+        ...nothing,
+        healthWrites: [{ name: 'b', row: { retry: false }, expected: 7 }],
+        fence: true,
+        unchanged: false,
+      },
+    },
+    {
+      name: 'a new node is written with no expected version (its row must not exist)',
+      state: stateWith({
+        knownNodes: new Map([...loaded.state.knownNodes, ['c', 'uid-c']]),
+        nodeHealth: new Map([...loaded.state.nodeHealth, ['c', healthA]]),
+      }),
+      want: {
+        ...nothing,
+        healthWrites: [
+          { name: 'c', row: { registeredUid: 'uid-c', health: healthA, retry: false }, expected: undefined },
+        ],
+        fence: true,
+        unchanged: false,
+      },
+    },
+    {
+      name: 'a new node with an empty row and no stored row is skipped',
+      // Registered in memory and forgotten again before any commit stored it: nothing to write or clear.
+      from: {
+        ...loaded,
+        state: { ...loaded.state, knownNodes: new Map([...loaded.state.knownNodes, ['c', 'uid-c']]) },
+      },
+      state: loaded.state,
+      want: nothing,
+    },
+    {
+      name: 'a node loaded without a stored row is written even when the pass left it alone',
+      from: {
+        ...loaded,
+        state: { ...loaded.state, knownNodes: new Map([...loaded.state.knownNodes, ['c', 'uid-c']]) },
+      },
+      state: { ...loaded.state, knownNodes: new Map([...loaded.state.knownNodes, ['c', 'uid-c']]) },
+      want: {
+        ...nothing,
+        healthWrites: [{ name: 'c', row: { registeredUid: 'uid-c', retry: false }, expected: undefined }],
+        fence: true,
+        unchanged: false,
+      },
+    },
+    {
+      name: 'nodesToRetry: a node added is written with retry',
+      state: stateWith({ nodesToRetry: new Set(['a']) }),
+      want: {
+        ...nothing,
+        healthWrites: [
+          { name: 'a', row: { registeredUid: 'uid-a', health: healthA, retry: true }, expected: 4 },
+        ],
+        fence: true,
+        unchanged: false,
+      },
+    },
+    {
+      name: 'nodesToRetry: a node removed is written without retry',
+      from: { ...loaded, state: { ...loaded.state, nodesToRetry: new Set(['b']) } },
+      state: loaded.state,
+      want: {
+        ...nothing,
+        healthWrites: [
+          { name: 'b', row: { registeredUid: 'uid-b', health: healthB, retry: false }, expected: 7 },
+        ],
+        fence: true,
+        unchanged: false,
+      },
+    },
+    {
+      name: 'legacy eviction status set is written',
+      state: stateWith({ nodeEvictionStatus: new Map([['b', 'toBeEvicted']]) }),
+      want: {
+        ...nothing,
+        healthWrites: [
+          {
+            name: 'b',
+            row: { registeredUid: 'uid-b', health: healthB, retry: false, evictionStatus: 'toBeEvicted' },
+            expected: 7,
+          },
+        ],
+        fence: true,
+        unchanged: false,
+      },
+    },
+    {
+      name: 'a zone state change writes the zone row and leaves the stored gauges',
+      state: stateWith({ zoneStates: new Map([['z1', 'PartialDisruption']]) }),
+      gauges: [{ zone: 'z1', ...gaugeZ1 }],
+      want: {
+        ...nothing,
+        zoneStateWrites: [{ zone: 'z1', state: 'PartialDisruption', gauge: undefined }],
+        fence: true,
+        unchanged: false,
+      },
+    },
+    {
+      name: 'a zone gauge change writes the zone row without a state change',
+      state: loaded.state,
+      gauges: [{ zone: 'z1', zoneSize: 2, unhealthyNodes: 1, zoneHealth: 0.5 }],
+      want: {
+        ...nothing,
+        zoneStateWrites: [
+          { zone: 'z1', state: 'Normal', gauge: { zoneSize: 2, unhealthyNodes: 1, zoneHealth: 0.5 } },
+        ],
+        fence: true,
+        unchanged: false,
+      },
+    },
+    {
+      name: "an empty zone's NaN health, stored as NaN, is no change",
+      from: { ...loaded, zones: new Map([['z1', { zoneSize: 0, unhealthyNodes: 0, zoneHealth: NaN }]]) },
+      state: loaded.state,
+      gauges: [{ zone: 'z1', zoneSize: 0, unhealthyNodes: 0, zoneHealth: NaN }],
+      want: nothing,
+    },
+    {
+      name: 'a new zone is written with its state and gauges',
+      state: stateWith({
+        zoneStates: new Map([
+          ['z1', 'Normal'],
+          ['z2', 'Initial'],
+        ]),
+      }),
+      gauges: [
+        { zone: 'z1', ...gaugeZ1 },
+        { zone: 'z2', zoneSize: 1, unhealthyNodes: 0, zoneHealth: 1 },
+      ],
+      want: {
+        ...nothing,
+        zoneStateWrites: [
+          { zone: 'z2', state: 'Initial', gauge: { zoneSize: 1, unhealthyNodes: 0, zoneHealth: 1 } },
+        ],
+        fence: true,
+        unchanged: false,
+      },
+    },
+    {
+      name: 'a zone gone from zoneStates is written with no state',
+      state: stateWith({ zoneStates: new Map() }),
+      want: {
+        ...nothing,
+        zoneStateWrites: [{ zone: 'z1', state: undefined, gauge: undefined }],
+        fence: true,
+        unchanged: false,
+      },
+    },
+    {
+      name: 'a changed queue is planned',
+      state: stateWith({ zoneQueues: new Map([['z1', queuedZ1]]) }),
+      want: {
+        ...nothing,
+        queueWrites: [{ zone: 'z1', queue: queuedZ1 }],
+        fence: true,
+        unchanged: false,
+      },
+    },
+  ])('$name', ({ from = loaded, state, meta: after = from.meta, gauges, want }) => {
+    expect(planCommit(from, { state, meta: after, ...(gauges !== undefined && { gauges }) })).toEqual(want);
+  });
+
+  it('names every node whose row changed, each conditional on its own version', () => {
+    const plan = planCommit(loaded, {
+      state: stateWith({
+        nodeHealth: new Map([
+          ['a', unknownA],
+          ['b', healthB],
+        ]),
+        nodesToRetry: new Set(['b']),
+      }),
+      meta: nextMeta,
+    });
+    expect(plan.healthWrites.map((w) => [w.name, w.expected]).sort()).toEqual([
+      ['a', 4],
+      ['b', 7],
+    ]);
+  });
+
+  it('builds no row for a node the pass left alone (the very same entries)', () => {
+    // Rows are built (and compared) by reading the after state by name; the identity checks only iterate
+    // it. Steady passes over 5,000 nodes rely on that (bench/stateStoreCost.ts).
+    let reads = 0;
+    const counted = new Map(loaded.state.nodeHealth);
+    const get = counted.get.bind(counted);
+    counted.get = (name: string) => {
+      reads++;
+      return get(name);
+    };
+    expect(planCommit(loaded, { state: stateWith({ nodeHealth: counted }), meta })).toEqual(nothing);
+    expect(reads).toBe(0);
+  });
+});
