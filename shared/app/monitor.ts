@@ -6,19 +6,26 @@
 // Called by functions/monitorNodeHealth.ts, the local stack and `nlc simulate`, so it imports no middy or
 // Powertools: it reports through the Observer port.
 //
-// One pass:
+// One pass (runMonitorPass, then passAndCommit: one named function per step, the pure ones exported for
+// test/unit/app/monitorSteps.test.ts):
 //   1. load (or refresh a kept LoadedState: docs/state.md "Write on change") the cluster's state;
 //   2. judge the digest (shared/digestClock.ts): another relay term is checked against the leader Lease;
 //      one beyond the functions' clock, or of a term the Lease does not name, is refused (`refused`,
 //      counted on the cluster row); one not after the last processed is a no-op (`stale`);
 //   3. a multi-part digest waits until all its parts are stored (DigestPartStore);
-//   4. observation gap (docs/architecture.md#observation-gap): when the previous processed digest is older
-//      than nodeMonitorGracePeriod, every node gets a fresh probe before the pass (as upstream does when it
-//      leaves master disruption), so a relay or bus outage never marks a node Unknown;
-//   5. the pass, its writes through the DecidingExecutor (Decisions trail, dryRun);
-//   6. commit; a lost race (VersionConflictError) reruns once from a fresh load (every write of a pass is
-//      idempotent: taint swaps, status writes with resourceVersion preconditions, Ready=False);
-//   7. the trail for the non-write decisions, metrics, one summary line, and the drainer when due.
+//   4. observeDigest: what the digest says against the cluster row, logged and recorded as `#cluster`
+//      decisions: an observation gap (docs/architecture.md#observation-gap), a relay whose observation
+//      restarted, a new relay term, a re-based relay clock. passStartState: after a gap longer than
+//      nodeMonitorGracePeriod every node gets a fresh probe (as upstream does when it leaves master
+//      disruption), so a relay or bus outage never marks a node Unknown;
+//   5. digestLeases, readPassNodes (nodes the cache lacks or has wrong, read from the API), and
+//      processedMeta, the cluster row the pass records;
+//   6. confirmLeasesBeforePass (v1.37): a held pass commits only the digest's position (holdPass);
+//   7. runPass: the pass, its writes through the DecidingExecutor (Decisions trail, dryRun);
+//   8. commitAndKeep; a lost race (VersionConflictError) reruns once from a fresh load (every write of a
+//      pass is idempotent: taint swaps, status writes with resourceVersion preconditions, Ready=False);
+//   9. afterCommit: node copies repaired, pods swept, the trail for the non-write decisions;
+//      reportPassHealth (metrics), triggerDrainerIfDue, and one summary line (passSummary).
 import type { ControllerConfig } from '../config.js';
 import type { ControllerState } from '../domain/controllerState.js';
 import { driveAsync } from '../domain/effects.js';
@@ -42,10 +49,11 @@ import {
 import { mergeDigestParts, type DigestPosition } from '../heartbeatDigest.js';
 import type { Clock } from '../ports/clock.js';
 import type { ClusterPort } from '../ports/cluster.js';
-import type { Observer } from '../ports/observer.js';
-import type { ClusterMeta, LoadedState, StateStores } from '../ports/stores.js';
+import type { LogFields, Observer } from '../ports/observer.js';
+import type { ClusterMeta, LoadedState, StateAfterPass, StateStores } from '../ports/stores.js';
 import { DecidingExecutor } from './decisions.js';
-import { refreshClusterVersion } from './clusterVersion.js';
+import { refreshClusterVersion, type ClusterVersionFields } from './clusterVersion.js';
+import type { DecisionDraft } from './decidedWrite.js';
 import { confirmLeases, type LeaseConfirmation } from './leaseConfirmation.js';
 import type { TriggerDrainer } from './drainer.js';
 import { readMissingNodes } from './missingNodes.js';
@@ -54,6 +62,7 @@ import {
   nodesToCheck,
   readCheckedNodes,
   repairNodes,
+  type NodeChecks,
   type NodeReadMemo,
 } from './reconcileNodes.js';
 import { podSweepsDue, sweepPods, type PodSweepMemo } from './reconcilePods.js';
@@ -417,9 +426,12 @@ export async function runMonitorPass(
   }
 }
 
+/** A digest judgeDigest accepted, with its instants' mapping onto the functions' clock. */
+type AcceptedDigest = Extract<DigestVerdict, { kind: 'accept' }>;
+
 interface PassOptions {
   /** How the digest's instants map onto the functions' clock (shared/digestClock.ts). */
-  readonly verdict: Extract<DigestVerdict, { kind: 'accept' }>;
+  readonly verdict: AcceptedDigest;
   readonly attempts: number;
   readonly startedAt: EpochMillis;
   /** The digest arrived in parts: its stored parts are dropped once it is committed. */
@@ -429,51 +441,141 @@ interface PassOptions {
   readonly podSweepMemo: PodSweepMemo;
 }
 
+/**
+ * One accepted digest, step by step (the module comment's steps 4 to 9). The digest's instants are on
+ * the functions' clock (docs/architecture.md#digest-time): its observedAt is the pass's `now`, never after
+ * the functions' own clock, and no probe after it.
+ */
 async function passAndCommit(
   deps: MonitorDeps,
   loaded: LoadedState,
   digest: HeartbeatDigest,
-  { verdict, attempts, startedAt, split, cache, readMemo, podSweepMemo }: PassOptions,
+  options: PassOptions,
 ): Promise<MonitorPassSummary> {
-  const { config, stores, observer, clock, signal } = deps;
-  const cluster = config.cluster;
-  const opts = signal === undefined ? {} : { signal };
-  // The digest's instants on the functions' clock (docs/architecture.md#digest-time): its observedAt is
-  // the pass's `now`, never after the functions' own clock, and no probe after it.
-  const { now, offset } = verdict;
+  const { config, observer, clock } = deps;
+  const { verdict } = options;
+  const { now } = verdict;
 
-  let state = loaded.state;
-  const lastObservedAt = loaded.meta.lastObservedAt;
+  const observation = observeDigest(loaded.meta, digest, verdict, config);
+  const state = passStartState(loaded.state, observation.gapReset, now, config.evictionMode);
+  const executor = passExecutor(deps, loaded, state, now);
+  await recordObservation(observer, executor, observation.notes);
+
+  const leases = digestLeases(digest, verdict.offset, now);
+  const read = await readPassNodes(deps, loaded, digest, options.readMemo);
+  const baseMeta = processedMeta(
+    loaded.meta,
+    digest,
+    verdict,
+    config,
+    observation.relayObservingSince,
+    await refreshClusterVersion(deps, loaded.meta, clock.now()),
+  );
+
+  const confirmation = await confirmLeasesBeforePass(deps, loaded.meta, digest, {
+    state,
+    nodes: read.nodes,
+    leases,
+    now,
+  });
+  if (confirmation !== undefined && confirmation.kind !== 'proceed') {
+    return holdPass(deps, loaded, digest, options, {
+      state,
+      meta: {
+        ...baseMeta,
+        masterDisruption: loaded.meta.masterDisruption,
+        ...(confirmation.written !== undefined && { leaseWrittenVersion: confirmation.written }),
+      },
+      confirmation,
+      executor,
+      observation,
+      nodes: read.nodes.length,
+    });
+  }
+
+  const { pass, passMs } = await runPass(deps, executor, { state, nodes: read.nodes, leases, now });
+  const masterDisruption = masterDisruptionAfter(
+    pass.disruption.masterDisruption,
+    loaded.meta.masterDisruption,
+  );
+  // Diffed against what was loaded: the observation-gap reset and the legacy status are changes too.
+  const committed = await commitAndKeep(deps, loaded, digest, options, {
+    state: pass.state,
+    meta: { ...baseMeta, masterDisruption },
+    gauges: pass.disruption.gauges,
+  });
+  await afterCommit(deps, executor, loaded, options, { read, pass, before: state, now });
+
+  reportPassHealth(deps, loaded, pass, { gapMs: observation.gapMs, passMs, nodes: read.nodes.length, now });
+  const drainerTriggered = await triggerDrainerIfDue(deps, committed, now);
+  const summary = passSummary(config.cluster, digest, now, observation, options, {
+    nodes: read.nodes.length,
+    changes: executor.recorded.length,
+    zoneStates: pass.state.zoneStates,
+    masterDisruption,
+    durationMs: clock.now() - options.startedAt,
+    passMs,
+    drainerTriggered,
+  });
+  observer.info('monitor pass', {
+    ...summary,
+    observedAt: iso(now),
+    dryRun: config.dryRun,
+  });
+  return summary;
+}
+
+/** A log line and the `#cluster` decision it goes with: what a digest says about the relay's observation. */
+export interface ObservationNote {
+  readonly level: 'info' | 'warn';
+  readonly message: string;
+  readonly fields: LogFields;
+  readonly decision: DecisionDraft;
+}
+
+/** What an accepted digest says about observation, before the pass. */
+export interface DigestObservation {
+  /** Time since the previous processed digest (both on the functions' clock); undefined for the first. */
+  readonly gapMs: number | undefined;
+  /** The gap is longer than nodeMonitorGracePeriod: every node gets a fresh probe. */
+  readonly gapReset: boolean;
+  /** The relay's observingSince on its own clock, as the cluster row keeps it (a restart shows there). */
+  readonly relayObservingSince: EpochMillis;
+  /** To log and record, in this order: observation gap, observation restart, then relay term or clock. */
+  readonly notes: readonly ObservationNote[];
+}
+
+/**
+ * What the digest says about observation, against the cluster row: an observation gap
+ * (docs/architecture.md#observation-gap), a relay that restarted its observation, a new relay term, or a
+ * relay clock jump that re-based the term's offset. Pure: the caller logs and records the notes.
+ */
+export function observeDigest(
+  meta: ClusterMeta,
+  digest: Pick<HeartbeatDigest, 'relayId' | 'leaderSince' | 'observedAt' | 'observingSince'>,
+  verdict: AcceptedDigest,
+  config: Pick<ControllerConfig, 'cluster' | 'nodeMonitorGracePeriod'>,
+): DigestObservation {
+  const { cluster } = config;
+  const { now, offset } = verdict;
+  const notes: ObservationNote[] = [];
+
+  const lastObservedAt = meta.lastObservedAt;
   const gapMs = lastObservedAt === undefined ? undefined : now - lastObservedAt;
   const gapReset = gapMs !== undefined && gapMs > config.nodeMonitorGracePeriod;
-  if (gapReset) state = freshProbes(state, now);
-  if (config.evictionMode === 'legacy') state = reconcileLegacyEvictionStatus(state);
-  const before = state;
-
-  const executor = new DecidingExecutor({
-    cluster,
-    port: deps.cluster,
-    decisions: stores.decisions,
-    source: MonitorSource,
-    at: now,
-    dryRun: config.dryRun,
-    observer,
-    context: (subject) => nodeContext(before, loaded.nodes.get(subject), now),
-    ...opts,
-  });
   if (gapReset) {
-    observer.warn(
-      'observation gap: digests resumed after more than the grace period; every node gets a fresh probe',
-      {
+    notes.push({
+      level: 'warn',
+      message:
+        'observation gap: digests resumed after more than the grace period; every node gets a fresh probe',
+      fields: {
         cluster,
         gapSeconds: gapMs / 1000,
         lastObservedAt: iso(lastObservedAt ?? now),
         observedAt: iso(now),
         nodeMonitorGracePeriodSeconds: config.nodeMonitorGracePeriod / 1000,
       },
-    );
-    await executor.record([
-      {
+      decision: {
         node: ClusterSubject,
         what: 'observationGap',
         why:
@@ -485,26 +587,24 @@ async function passAndCommit(
           gapSeconds: gapMs / 1000,
         },
       },
-    ]);
+    });
   }
 
   // Compared on the relay's own clock (a restart shows as another instant there), shown on ours.
   const relayObservingSince = Math.min(digest.observingSince, digest.observedAt);
   const observingSince = onFunctionsClock(relayObservingSince, offset, now);
   if (
-    loaded.meta.lastObservingSince !== undefined &&
-    loaded.meta.lastObservingSince !== relayObservingSince &&
+    meta.lastObservingSince !== undefined &&
+    meta.lastObservingSince !== relayObservingSince &&
     !verdict.newTerm
   ) {
     // A relay restarted or another took over: its digests count every node it has a Lease or status
     // for as probed no earlier than observingSince (probeTracker.ts buildDigest).
-    observer.info('relay observation restarted: nodes not seen renewing since count from then', {
-      cluster,
-      relayId: digest.relayId,
-      observingSince: iso(observingSince),
-    });
-    await executor.record([
-      {
+    notes.push({
+      level: 'info',
+      message: 'relay observation restarted: nodes not seen renewing since count from then',
+      fields: { cluster, relayId: digest.relayId, observingSince: iso(observingSince) },
+      decision: {
         node: ClusterSubject,
         what: 'observationRestart',
         why:
@@ -516,58 +616,143 @@ async function passAndCommit(
           relayId: digest.relayId,
         },
       },
-    ]);
+    });
   }
+
   if (verdict.newTerm) {
     // Another relay term: the previous one's clock offset no longer applies; this one's is taken from
     // this digest (docs/architecture.md#digest-time).
-    observer.info('relay term accepted', {
-      cluster,
-      relayId: digest.relayId,
-      leaderSince: iso(digest.leaderSince),
-      verified: verdict.verified ?? false,
-      clockOffsetMs: offset,
-      ...(loaded.meta.lastRelayId !== undefined && { previousRelayId: loaded.meta.lastRelayId }),
-    });
-    await executor.record([
-      {
+    const verified = verdict.verified ?? false;
+    const previous = meta.lastRelayId !== undefined && { previousRelayId: meta.lastRelayId };
+    notes.push({
+      level: 'info',
+      message: 'relay term accepted',
+      fields: {
+        cluster,
+        relayId: digest.relayId,
+        leaderSince: iso(digest.leaderSince),
+        verified,
+        clockOffsetMs: offset,
+        ...previous,
+      },
+      decision: {
         node: ClusterSubject,
         what: 'relayTerm',
-        why:
-          (verdict.verified ?? false)
-            ? `relay ${digest.relayId} holds the leader Lease since ${iso(digest.leaderSince)}: its digests are accepted from now on, on its own clock offset`
-            : `relay ${digest.relayId} leads since ${iso(digest.leaderSince)}; no leader Lease exists to check it against (a relay without leader election)`,
+        why: verified
+          ? `relay ${digest.relayId} holds the leader Lease since ${iso(digest.leaderSince)}: its digests are accepted from now on, on its own clock offset`
+          : `relay ${digest.relayId} leads since ${iso(digest.leaderSince)}; no leader Lease exists to check it against (a relay without leader election)`,
         inputs: {
           relayId: digest.relayId,
           leaderSince: iso(digest.leaderSince),
           clockOffsetMs: offset,
-          verified: verdict.verified ?? false,
-          ...(loaded.meta.lastRelayId !== undefined && { previousRelayId: loaded.meta.lastRelayId }),
+          verified,
+          ...previous,
         },
       },
-    ]);
-  } else if (verdict.rebased !== undefined) {
-    observer.warn("relay clock jumped: its term's offset is re-based", {
-      cluster,
-      relayId: digest.relayId,
-      direction: verdict.rebased,
-      previousClockOffsetMs: loaded.meta.clockOffset,
-      clockOffsetMs: offset,
     });
-    await executor.record([
-      {
+  } else if (verdict.rebased !== undefined) {
+    notes.push({
+      level: 'warn',
+      message: "relay clock jumped: its term's offset is re-based",
+      fields: {
+        cluster,
+        relayId: digest.relayId,
+        direction: verdict.rebased,
+        previousClockOffsetMs: meta.clockOffset,
+        clockOffsetMs: offset,
+      },
+      decision: {
         node: ClusterSubject,
         what: 'relayClock',
-        why: `the relay's clock jumped ${verdict.rebased === 'ahead' ? 'forward' : 'back'} by ${Math.round(Math.abs(offset - (loaded.meta.clockOffset ?? offset)) / 1000)}s (two digests in a row agree): its instants are moved onto the functions' clock by the new offset`,
-        inputs: { previousClockOffsetMs: loaded.meta.clockOffset ?? null, clockOffsetMs: offset },
+        why: `the relay's clock jumped ${verdict.rebased === 'ahead' ? 'forward' : 'back'} by ${Math.round(Math.abs(offset - (meta.clockOffset ?? offset)) / 1000)}s (two digests in a row agree): its instants are moved onto the functions' clock by the new offset`,
+        inputs: { previousClockOffsetMs: meta.clockOffset ?? null, clockOffsetMs: offset },
       },
-    ]);
+    });
   }
+  return { gapMs, gapReset, relayObservingSince, notes };
+}
 
+/** Each note's line, then its decision, one after the other (the trail keeps their order). */
+async function recordObservation(
+  observer: Observer,
+  executor: DecidingExecutor,
+  notes: readonly ObservationNote[],
+): Promise<void> {
+  for (const note of notes) {
+    if (note.level === 'warn') observer.warn(note.message, note.fields);
+    else observer.info(note.message, note.fields);
+    await executor.record([note.decision]);
+  }
+}
+
+/**
+ * The state the pass starts from: the loaded one with every node freshly probed after an observation
+ * gap, and, in legacy mode, the nodes the drainer has drained marked evicted.
+ */
+export function passStartState(
+  loaded: ControllerState,
+  gapReset: boolean,
+  now: EpochMillis,
+  evictionMode: ControllerConfig['evictionMode'],
+): ControllerState {
+  let state = loaded;
+  if (gapReset) state = freshProbes(state, now);
+  if (evictionMode === 'legacy') state = reconcileLegacyEvictionStatus(state);
+  return state;
+}
+
+/** Records the pass's decisions at `now`, each with what the pass knew of its node. */
+function passExecutor(
+  deps: MonitorDeps,
+  loaded: LoadedState,
+  before: ControllerState,
+  now: EpochMillis,
+): DecidingExecutor {
+  const { config, stores, observer, signal } = deps;
+  return new DecidingExecutor({
+    cluster: config.cluster,
+    port: deps.cluster,
+    decisions: stores.decisions,
+    source: MonitorSource,
+    at: now,
+    dryRun: config.dryRun,
+    observer,
+    context: (subject) => nodeContext(before, loaded.nodes.get(subject), now),
+    ...(signal === undefined ? {} : { signal }),
+  });
+}
+
+/**
+ * The digest's probes as the pass's leases, on the functions' clock and none after `now`: a relay clock
+ * that ran ahead cannot push a stored probe into the future (probeTimestamp keeps the latest one).
+ */
+export function digestLeases(
+  digest: Pick<HeartbeatDigest, 'probes'>,
+  offset: number,
+  now: EpochMillis,
+): Map<string, Lease> {
   const leases = new Map<string, Lease>();
-  // Probes on the functions' clock, none after `now`: a relay clock that ran ahead cannot push a stored
-  // probe into the future (probeTimestamp keeps the latest one).
   digest.probes.forEach((at, name) => leases.set(name, { renewTime: onFunctionsClock(at, offset, now) }));
+  return leases;
+}
+
+/** The nodes the pass decides on, with what was read from the API for them. */
+interface PassNodes {
+  /** Nodes the digest names that the node cache lacks, read from the API. */
+  readonly fetched: ReadonlyMap<string, Node>;
+  /** Cached copies checked against the API (reconcileNodes.ts). */
+  readonly checked: NodeChecks;
+  /** In name order. */
+  readonly nodes: readonly Node[];
+}
+
+async function readPassNodes(
+  deps: MonitorDeps,
+  loaded: LoadedState,
+  digest: HeartbeatDigest,
+  readMemo: NodeReadMemo,
+): Promise<PassNodes> {
+  const { clock } = deps;
   // Nodes the relay knows (the digest names them) that the node cache lacks: their Node Changed is late,
   // or was lost. Read from the API, a node counts in its zone from the first digest that names it (a
   // zone counted without its dead nodes would be tainted at the normal rate); kept with the pass's copies.
@@ -587,13 +772,41 @@ async function passAndCommit(
     readMemo,
     clock.now(),
   );
+  return { fetched, checked, nodes: passNodes(loaded.nodes, checked, fetched) };
+}
+
+/**
+ * The nodes the pass decides on, in name order: the cached copies, the API's copy where a check found
+ * one different, none the API no longer has, and the nodes read because the cache lacked them.
+ */
+export function passNodes(
+  cached: ReadonlyMap<string, Node>,
+  checked: Pick<NodeChecks, 'corrected' | 'gone'>,
+  fetched: ReadonlyMap<string, Node>,
+): Node[] {
   const nodes: Node[] = [];
-  for (const node of loaded.nodes.values()) {
+  for (const node of cached.values()) {
     if (!checked.gone.has(node.name)) nodes.push(checked.corrected.get(node.name)?.live ?? node);
   }
   nodes.push(...fetched.values());
   nodes.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  const baseMeta = {
+  return nodes;
+}
+
+/**
+ * The cluster row a committed pass records (but masterDisruption, which the pass decides): the digest's
+ * position and observation instants, the settings the monitor ran with, and the relay term's clock.
+ */
+export function processedMeta(
+  meta: ClusterMeta,
+  digest: Pick<HeartbeatDigest, 'sequence' | 'leaderSince' | 'relayId'>,
+  verdict: AcceptedDigest,
+  config: Pick<ControllerConfig, 'nodeMonitorGracePeriod' | 'emulationVersion' | 'dryRun'>,
+  relayObservingSince: EpochMillis,
+  clusterVersion: ClusterVersionFields,
+): Omit<ClusterMeta, 'masterDisruption'> {
+  const { now } = verdict;
+  return {
     lastSequence: digest.sequence,
     lastObservedAt: now,
     lastLeaderSince: digest.leaderSince,
@@ -603,66 +816,97 @@ async function passAndCommit(
     nodeMonitorGracePeriodMs: config.nodeMonitorGracePeriod,
     emulationVersion: config.emulationVersion,
     dryRun: config.dryRun,
-    ...(await refreshClusterVersion(deps, loaded.meta, clock.now())),
-    clockOffset: offset,
+    ...clusterVersion,
+    clockOffset: verdict.offset,
     ...(verdict.candidate !== undefined && { clockCandidate: verdict.candidate }),
-    termVerified: verdict.newTerm ? (verdict.verified ?? false) : (loaded.meta.termVerified ?? false),
+    termVerified: verdict.newTerm ? (verdict.verified ?? false) : (meta.termVerified ?? false),
   };
+}
 
-  // Lease confirmation (v1.37): the API's word on the Leases of the nodes about to be marked Unknown.
-  const confirmation: LeaseConfirmation | undefined = upstreamBehaviour(config.emulationVersion)
-    .leaseConfirmation
-    ? await confirmLeases(deps, {
-        written: loaded.meta.leaseWrittenVersion,
-        digest,
-        candidates: () =>
-          nodesToMarkUnknown(state, { nodes, leases }, now, config, {
-            heartbeatIsProbe: false,
-            shadow: config.dryRun,
-          }),
-      })
-    : undefined;
-  if (confirmation !== undefined && confirmation.kind !== 'proceed') {
-    // Held: the digest's position and the observation-gap reset are committed, nothing else decided.
-    const committed = await stores.controllerState.commit(
-      loaded,
-      {
-        state,
-        meta: {
-          ...baseMeta,
-          masterDisruption: loaded.meta.masterDisruption,
-          ...(confirmation.written !== undefined && { leaseWrittenVersion: confirmation.written }),
-        },
-      },
-      opts,
-    );
-    cache?.set(cluster, committed);
-    if (split) await stores.digestParts.clearParts(cluster, digest, opts);
-    await recordHeldPass(deps, executor, confirmation, now);
-    return {
-      cluster,
-      sequence: digest.sequence,
-      observedAt: now,
-      nodes: nodes.length,
-      changes: executor.recorded.length,
-      zones: Object.fromEntries([...state.zoneStates].map(([zone, z]) => [zoneLabel(zone), z])),
-      masterDisruption: loaded.meta.masterDisruption,
-      ...(gapMs !== undefined && { observationGapMs: gapMs }),
-      observationGapReset: gapReset,
-      durationMs: clock.now() - startedAt,
-      passMs: 0,
-      attempts,
-      drainerTriggered: false,
-      heldBy: confirmation.kind,
-    };
-  }
-  if (confirmation?.cleared !== undefined) {
+/**
+ * Lease confirmation (v1.37): the API's word on the Leases of the nodes about to be marked Unknown.
+ * Undefined when the emulated version has none.
+ */
+async function confirmLeasesBeforePass(
+  deps: MonitorDeps,
+  meta: ClusterMeta,
+  digest: HeartbeatDigest,
+  input: {
+    readonly state: ControllerState;
+    readonly nodes: readonly Node[];
+    readonly leases: ReadonlyMap<string, Lease>;
+    readonly now: EpochMillis;
+  },
+): Promise<LeaseConfirmation | undefined> {
+  const { config, observer } = deps;
+  if (!upstreamBehaviour(config.emulationVersion).leaseConfirmation) return undefined;
+  const { state, nodes, leases, now } = input;
+  const confirmation = await confirmLeases(deps, {
+    written: meta.leaseWrittenVersion,
+    digest,
+    candidates: () =>
+      nodesToMarkUnknown(state, { nodes, leases }, now, config, {
+        heartbeatIsProbe: false,
+        shadow: config.dryRun,
+      }),
+  });
+  if (confirmation.kind === 'proceed' && confirmation.cleared !== undefined) {
     observer.info('lease confirmation: the relay has caught up; node health updates resume', {
-      cluster,
+      cluster: config.cluster,
       leaseWrittenVersion: confirmation.cleared,
       leaseResourceVersion: digest.leaseResourceVersion ?? null,
     });
   }
+  return confirmation;
+}
+
+/**
+ * A pass held by lease confirmation: the digest's position and the observation-gap reset are committed,
+ * nothing else decided.
+ */
+async function holdPass(
+  deps: MonitorDeps,
+  loaded: LoadedState,
+  digest: HeartbeatDigest,
+  options: PassOptions,
+  held: {
+    readonly state: ControllerState;
+    readonly meta: ClusterMeta;
+    readonly confirmation: Exclude<LeaseConfirmation, { kind: 'proceed' }>;
+    readonly executor: DecidingExecutor;
+    readonly observation: DigestObservation;
+    readonly nodes: number;
+  },
+): Promise<MonitorPassSummary> {
+  const { config, clock } = deps;
+  const { now } = options.verdict;
+  await commitAndKeep(deps, loaded, digest, options, { state: held.state, meta: held.meta });
+  await recordHeldPass(deps, held.executor, held.confirmation, now);
+  return passSummary(config.cluster, digest, now, held.observation, options, {
+    nodes: held.nodes,
+    changes: held.executor.recorded.length,
+    zoneStates: held.state.zoneStates,
+    masterDisruption: loaded.meta.masterDisruption,
+    durationMs: clock.now() - options.startedAt,
+    passMs: 0,
+    drainerTriggered: false,
+    heldBy: held.confirmation.kind,
+  });
+}
+
+/** The pass itself: upstream monitorNodeHealth, its writes through the DecidingExecutor. */
+async function runPass(
+  deps: MonitorDeps,
+  executor: DecidingExecutor,
+  input: {
+    readonly state: ControllerState;
+    readonly nodes: readonly Node[];
+    readonly leases: ReadonlyMap<string, Lease>;
+    readonly now: EpochMillis;
+  },
+): Promise<{ pass: MonitorPassResult; passMs: number }> {
+  const { config, clock } = deps;
+  const { state, nodes, leases, now } = input;
   const passStarted = clock.now();
   const pass: MonitorPassResult = await driveAsync(
     // The digest is the only probe source (nodeHealth.ts heartbeatIsProbe): the node copies lag.
@@ -672,79 +916,132 @@ async function passAndCommit(
     }),
     executor.execute,
   );
-  const passMs = clock.now() - passStarted;
+  return { pass, passMs: clock.now() - passStarted };
+}
 
-  const masterDisruption =
-    pass.disruption.masterDisruption === 'enter'
-      ? true
-      : pass.disruption.masterDisruption === 'stay'
-        ? loaded.meta.masterDisruption
-        : false;
-  const meta: ClusterMeta = { ...baseMeta, masterDisruption };
-  // Diffed against what was loaded: the observation-gap reset and the legacy status are changes too.
-  const committed = await stores.controllerState.commit(
-    loaded,
-    { state: pass.state, meta, gauges: pass.disruption.gauges },
-    opts,
-  );
-  cache?.set(cluster, committed);
-  if (split) await stores.digestParts.clearParts(cluster, digest, opts);
+/** masterDisruption after the pass: entered, kept while it stays, cleared otherwise. */
+export function masterDisruptionAfter(
+  transition: MonitorPassResult['disruption']['masterDisruption'],
+  before: boolean,
+): boolean {
+  return transition === 'enter' ? true : transition === 'stay' ? before : false;
+}
+
+/**
+ * Commits what the pass ends with, keeps the committed state for the warm function, and drops the
+ * digest's stored parts (they are processed now).
+ */
+async function commitAndKeep(
+  deps: MonitorDeps,
+  loaded: LoadedState,
+  digest: HeartbeatDigest,
+  { split, cache }: Pick<PassOptions, 'split' | 'cache'>,
+  after: StateAfterPass,
+): Promise<LoadedState> {
+  const { config, stores, signal } = deps;
+  const opts = signal === undefined ? {} : { signal };
+  const committed = await stores.controllerState.commit(loaded, after, opts);
+  cache?.set(config.cluster, committed);
+  if (split) await stores.digestParts.clearParts(config.cluster, digest, opts);
+  return committed;
+}
+
+/**
+ * After the commit: the node copies the checks found wrong are repaired, pods swept where due, the API's
+ * node copies kept, and the decisions read off the pass recorded.
+ */
+async function afterCommit(
+  deps: MonitorDeps,
+  executor: DecidingExecutor,
+  loaded: LoadedState,
+  { readMemo, podSweepMemo }: Pick<PassOptions, 'readMemo' | 'podSweepMemo'>,
+  done: {
+    readonly read: PassNodes;
+    readonly pass: MonitorPassResult;
+    readonly before: ControllerState;
+    readonly now: EpochMillis;
+  },
+): Promise<void> {
+  const { config, stores, clock, signal } = deps;
+  const { read, pass, before, now } = done;
+  const opts = signal === undefined ? {} : { signal };
   // Before the pass's own node copies (putNode keeps the newest resourceVersion): a replacement is
   // conditional on the stored copy the check compared.
-  await executor.record(nodeCheckDecisions(checked));
-  await repairNodes(deps, checked, readMemo);
+  await executor.record(nodeCheckDecisions(read.checked));
+  await repairNodes(deps, read.checked, readMemo);
   // Pods, on a slower period: for the nodes where they matter, decided again from the API.
   const sweepAt = clock.now();
   await sweepPods(
     deps,
-    podSweepsDue(nodes, pass.state, config.evictionMode, podSweepMemo, sweepAt),
+    podSweepsDue(read.nodes, pass.state, config.evictionMode, podSweepMemo, sweepAt),
     podSweepMemo,
     sweepAt,
   );
   // Nodes the API returned in this pass are newer than the cache's copies (heartbeat-only status posts
   // are not Node Changed): keep them, so the next status write starts from the cluster's resourceVersion.
   // putNode never replaces a newer copy, so a Node Changed that got there first wins.
-  for (const node of new Map([...fetched, ...pass.nodeCopies]).values()) {
-    await stores.nodes.putNode(cluster, node, opts);
+  for (const node of new Map([...read.fetched, ...pass.nodeCopies]).values()) {
+    await stores.nodes.putNode(config.cluster, node, opts);
   }
-
   await executor.record(
     passDecisions({ before, pass, nodes: loaded.nodes, evictionMode: config.evictionMode, now }),
   );
+}
 
+/** The nodes the pass could not update, and upstream's metrics. */
+function reportPassHealth(
+  deps: MonitorDeps,
+  loaded: LoadedState,
+  pass: MonitorPassResult,
+  figures: { readonly gapMs: number | undefined; passMs: number; nodes: number; now: EpochMillis },
+): void {
+  const { config, observer } = deps;
   if (pass.healthUpdateFailures.length > 0) {
     // Upstream logs this per node ("Skipping - no pods will be evicted"); the trail has each failed write.
     observer.warn('node health could not be updated: the nodes are skipped in this pass', {
-      cluster,
+      cluster: config.cluster,
       count: pass.healthUpdateFailures.length,
       nodes: pass.healthUpdateFailures.slice(0, 10),
-      observedAt: iso(now),
+      observedAt: iso(figures.now),
     });
   }
-  reportMetrics(observer, loaded, pass, { gapMs, passMs, nodes: nodes.length, now });
-  const drainerTriggered = await triggerDrainerIfDue(deps, committed, now);
-  const zones = Object.fromEntries([...pass.state.zoneStates].map(([zone, s]) => [zoneLabel(zone), s]));
-  const summary: MonitorPassSummary = {
+  reportMetrics(observer, loaded, pass, figures);
+}
+
+/** The summary of a processed (or held) pass. */
+function passSummary(
+  cluster: string,
+  digest: HeartbeatDigest,
+  now: EpochMillis,
+  { gapMs, gapReset }: DigestObservation,
+  { attempts }: Pick<PassOptions, 'attempts'>,
+  pass: {
+    readonly nodes: number;
+    readonly changes: number;
+    readonly zoneStates: ControllerState['zoneStates'];
+    readonly masterDisruption: boolean;
+    readonly durationMs: number;
+    readonly passMs: number;
+    readonly drainerTriggered: boolean;
+    readonly heldBy?: MonitorPassSummary['heldBy'];
+  },
+): MonitorPassSummary {
+  return {
     cluster,
     sequence: digest.sequence,
     observedAt: now,
-    nodes: nodes.length,
-    changes: executor.recorded.length,
-    zones,
-    masterDisruption,
+    nodes: pass.nodes,
+    changes: pass.changes,
+    zones: Object.fromEntries([...pass.zoneStates].map(([zone, z]) => [zoneLabel(zone), z])),
+    masterDisruption: pass.masterDisruption,
     ...(gapMs !== undefined && { observationGapMs: gapMs }),
     observationGapReset: gapReset,
-    durationMs: clock.now() - startedAt,
-    passMs,
+    durationMs: pass.durationMs,
+    passMs: pass.passMs,
     attempts,
-    drainerTriggered,
+    drainerTriggered: pass.drainerTriggered,
+    ...(pass.heldBy !== undefined && { heldBy: pass.heldBy }),
   };
-  observer.info('monitor pass', {
-    ...summary,
-    observedAt: iso(now),
-    dryRun: config.dryRun,
-  });
-  return summary;
 }
 
 /** The trail, log and metric of a pass held by lease confirmation. */
