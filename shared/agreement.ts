@@ -6,6 +6,7 @@
 // pair within the tolerance agrees, with its lag (ours minus theirs).
 //
 // Pure: the simulator (local/simulate), `nlc agreement` and the HTML report all call it.
+import { formatTaintInput } from './decisionContract.js';
 import { NodeStatusUnknownReason } from './domain/nodeHealth.js';
 import { TaintNodeNotReady, TaintNodeUnreachable } from './domain/taints.js';
 import {
@@ -171,7 +172,7 @@ export const ClusterSource = 'cluster';
 
 const nodeControllerTaintKeys: ReadonlySet<string> = new Set([TaintNodeNotReady, TaintNodeUnreachable]);
 const ncTaints = (node: Node): Set<string> =>
-  new Set(node.taints.filter((t) => nodeControllerTaintKeys.has(t.key)).map((t) => `${t.key}:${t.effect}`));
+  new Set(node.taints.filter((t) => nodeControllerTaintKeys.has(t.key)).map(formatTaintInput));
 
 /**
  * What the cluster's node controller did between two copies of a node: Ready marked Unknown with its

@@ -12,7 +12,7 @@ import { buildStatus, type ZoneStatus } from '../../shared/present/statusReport.
 import { naturalCompare } from '../../shared/present/names.js';
 import { abbreviateTaint, resultKind, zoneName, type ProbeAgeFields } from '../../shared/present/present.js';
 import { isTaintEffect } from '../../shared/adapters/kubernetes/mapping.js';
-import { ClusterSubject, zoneSubject } from '../../shared/app/monitorReport.js';
+import { ClusterSubject, zoneSubject } from '../../shared/decisionContract.js';
 import type { EpochMillis } from '../../shared/domain/types.js';
 import { getZoneKey, isNodeExcludedFromDisruptionChecks } from '../../shared/domain/zones.js';
 import type { StateStores, StoredDecision } from '../../shared/ports/stores.js';

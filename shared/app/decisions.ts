@@ -3,6 +3,7 @@
 // outcome after. With dryRun, the decision is recorded and the write is skipped (shadow mode,
 // docs/architecture.md#shadow-mode): reads still go to the cluster, so every later decision is made on
 // real inputs.
+import { formatConditionInput, formatPodRef, formatTaintInput } from '../decisionContract.js';
 import type { Effect, EffectResult } from '../domain/effects.js';
 import type { EpochMillis } from '../domain/types.js';
 import type { ClusterPort } from '../ports/cluster.js';
@@ -45,24 +46,19 @@ export function subjectOf(effect: ChangingEffect): string {
   }
 }
 
-/** What the effect asks for, compactly: the inputs column of the trail. */
+/** What the effect asks for, compactly: the inputs column of the trail (readWriteDecision reads it back). */
 export function effectInputs(effect: ChangingEffect): Record<string, JsonValue> {
   switch (effect.kind) {
     case 'updateNodeStatus':
-      return {
-        conditions: effect.conditions.map((c) => `${c.type}=${c.status}${c.reason ? ` (${c.reason})` : ''}`),
-      };
+      return { conditions: effect.conditions.map(formatConditionInput) };
     case 'swapNodeTaints':
-      return {
-        add: effect.toAdd.map((t) => `${t.key}:${t.effect}`),
-        remove: effect.toRemove.map((t) => `${t.key}:${t.effect}`),
-      };
+      return { add: effect.toAdd.map(formatTaintInput), remove: effect.toRemove.map(formatTaintInput) };
     case 'markPodsNotReady':
-      return { pods: effect.pods.map((p) => `${p.namespace}/${p.name}`) };
+      return { pods: effect.pods.map(formatPodRef) };
     case 'setPodTerminationReason':
-      return { pod: `${effect.pod.namespace}/${effect.pod.name}`, reason: effect.reason };
+      return { pod: formatPodRef(effect.pod), reason: effect.reason };
     case 'deletePod':
-      return { pod: `${effect.pod.namespace}/${effect.pod.name}` };
+      return { pod: formatPodRef(effect.pod) };
   }
 }
 

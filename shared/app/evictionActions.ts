@@ -4,6 +4,7 @@
 // made it so. The decisions themselves are the domain's (shared/domain/taintEviction.ts).
 import { asIfNotEvictedByAnother } from '../agreement.js';
 import type { ControllerConfig } from '../config.js';
+import { formatTaintWithValueInput } from '../decisionContract.js';
 import { cancelPodDeletionEvent } from '../domain/kubeEvents.js';
 import type { PodEvictionAction, ScheduledEvictionLookup } from '../domain/taintEviction.js';
 import {
@@ -49,10 +50,6 @@ export interface EvictionSummary {
 
 // Why: the taints and tolerations behind a pod's decision, for the Decisions trail.
 
-function describeTaint(t: Taint): string {
-  return `${t.key}${t.value ? `=${t.value}` : ''}:${t.effect}`;
-}
-
 function describeToleration(t: Toleration): string {
   const operator = t.operator || 'Equal';
   const match =
@@ -79,9 +76,9 @@ function reasonAbout(
 ): PodReasoning {
   const matches = taints.map((taint) => {
     const used = tolerations.find((t) => toleratesTaint(t, taint, rules));
-    return `${describeTaint(taint)} <- ${used === undefined ? 'not tolerated' : describeToleration(used)}`;
+    return `${formatTaintWithValueInput(taint)} <- ${used === undefined ? 'not tolerated' : describeToleration(used)}`;
   });
-  const inputs = { pod: key, taints: taints.map(describeTaint), tolerations: matches };
+  const inputs = { pod: key, taints: taints.map(formatTaintWithValueInput), tolerations: matches };
   if (taints.length === 0) return { why: 'the node has no NoExecute taints', inputs };
   const { allTolerated, used } = getMatchingTolerations(taints, tolerations, rules);
   if (!allTolerated) return { why: 'a NoExecute taint is not tolerated: delete now', inputs };

@@ -8,6 +8,7 @@
 import { asIfNotEvictedByAnother } from '../agreement.js';
 import { upstreamBehaviour } from '../domain/upstreamVersion.js';
 import type { ControllerConfig } from '../config.js';
+import { formatTaintInput } from '../decisionContract.js';
 import { cancelPodDeletionEvent } from '../domain/kubeEvents.js';
 import { decideFiredEviction, type FiredEvictionDecision } from '../domain/taintEviction.js';
 import { parsePodKey, podKey, type EpochMillis, type Node, type Pod } from '../domain/types.js';
@@ -222,7 +223,7 @@ function podEvictionInputs(eviction: PodEviction, node: Node | undefined): Recor
     createdAt: new Date(eviction.createdAt).toISOString(),
     fireAt: new Date(eviction.fireAt).toISOString(),
     ...(node !== undefined && {
-      taints: node.taints.filter((t) => t.effect === 'NoExecute').map((t) => `${t.key}:${t.effect}`),
+      taints: node.taints.filter((t) => t.effect === 'NoExecute').map(formatTaintInput),
     }),
   };
 }

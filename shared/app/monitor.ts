@@ -27,6 +27,7 @@
 //   9. afterCommit: node copies repaired, pods swept, the trail for the non-write decisions;
 //      reportPassHealth (metrics), triggerDrainerIfDue, and one summary line (passSummary).
 import type { ControllerConfig } from '../config.js';
+import { ClusterSubject, zoneLabel } from '../decisionContract.js';
 import type { ControllerState } from '../domain/controllerState.js';
 import { driveAsync } from '../domain/effects.js';
 import {
@@ -66,7 +67,7 @@ import {
   type NodeReadMemo,
 } from './reconcileNodes.js';
 import { podSweepsDue, sweepPods, type PodSweepMemo } from './reconcilePods.js';
-import { ClusterSubject, nodeContext, passDecisions, reportMetrics, zoneLabel } from './monitorReport.js';
+import { nodeContext, passDecisions, reportMetrics } from './monitorReport.js';
 
 /** The Decisions `source` of the monitor's records. */
 export const MonitorSource = 'monitor';

@@ -3,29 +3,17 @@
 // every write itself (status updates, taint swaps, pods marked NotReady); the rest is read off the
 // difference between the state before and after the pass, so the domain stays unaware of the trail.
 // Subjects: the node, `#zone:<region:zone>` for zone states, `#cluster` for master disruption and
-// observation gaps.
+// observation gaps (formats: shared/decisionContract.ts).
 import type { EvictionMode } from '../config.js';
+import { ClusterSubject, zoneLabel, zoneStateInputs, zoneSubject } from '../decisionContract.js';
 import type { ControllerState } from '../domain/controllerState.js';
 import type { MonitorPassResult } from '../domain/monitorNodeHealth.js';
 import type { Observer } from '../ports/observer.js';
 import type { RateLimitedTimedQueue } from '../domain/rateLimitedTimedQueue.js';
 import { getNodeCondition, NodeReady, type EpochMillis, type Node } from '../domain/types.js';
-import { formatZoneKey, getZoneKey } from '../domain/zones.js';
+import { getZoneKey } from '../domain/zones.js';
 import type { JsonValue, LoadedState } from '../ports/stores.js';
 import type { DecisionDraft } from './decidedWrite.js';
-
-/** The Decisions subject of cluster-wide decisions. */
-export const ClusterSubject = '#cluster';
-
-/** A zone key as people read it (`region:zone`, `-` for nodes without zone labels). */
-export function zoneLabel(zone: string): string {
-  return formatZoneKey(zone) || '-';
-}
-
-/** The Decisions subject of a zone's decisions. */
-export function zoneSubject(zone: string): string {
-  return `#zone:${zoneLabel(zone)}`;
-}
 
 function iso(ms: EpochMillis): string {
   return new Date(ms).toISOString();
@@ -158,16 +146,15 @@ export function passDecisions({
       node: zoneSubject(zone),
       what: 'zoneState',
       why: `handleDisruption: zone ${zoneLabel(zone)} ${from} → ${to}`,
-      inputs: {
+      inputs: zoneStateInputs({
         from,
         to,
-        ...(gauge !== undefined && {
-          zoneSize: gauge.zoneSize,
-          unhealthyNodes: gauge.unhealthyNodes,
-          ...(Number.isFinite(gauge.zoneHealth) && { zoneHealthPercent: gauge.zoneHealth }),
-        }),
-        ...(rate !== undefined && { evictionRate: rate }),
-      },
+        zoneSize: gauge?.zoneSize,
+        unhealthyNodes: gauge?.unhealthyNodes,
+        zoneHealthPercent:
+          gauge !== undefined && Number.isFinite(gauge.zoneHealth) ? gauge.zoneHealth : undefined,
+        evictionRate: rate,
+      }),
     });
   }
   for (const zone of pass.disruption.removedZones) {

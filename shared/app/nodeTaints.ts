@@ -19,6 +19,7 @@
 //   is stored cut, and a `truncated` decision says what was cut, so `nlc explain` shows it.
 import { actionsOfWrite, ClusterSource, nodeControllerActions, type ControllerAction } from '../agreement.js';
 import type { ControllerConfig } from '../config.js';
+import { formatConditionInput, formatTaintInput } from '../decisionContract.js';
 import { DecidingExecutor, describeResult } from './decisions.js';
 import { decidedWrite, decisionSeqBase } from './decidedWrite.js';
 import { recordNodeChange, type NodeChangeOrder } from './nodeChanges.js';
@@ -140,13 +141,11 @@ export type NodeTaintsOutcome =
       readonly labels?: Readonly<Record<string, string>>;
     };
 
-const describeTaint = (t: { readonly key: string; readonly effect: string }): string =>
-  `${t.key}:${t.effect}`;
-
 /** What the NoSchedule decision read: the conditions that map to taints and spec.unschedulable. */
 function taintInputs(node: Node): Record<string, JsonValue> {
   return {
-    conditions: node.conditions.map((c) => `${c.type}=${c.status}`),
+    // Without reasons: the NoSchedule taints follow type and status only.
+    conditions: node.conditions.map((c) => formatConditionInput({ type: c.type, status: c.status })),
     unschedulable: node.unschedulable,
     resourceVersion: node.resourceVersion ?? null,
   };
@@ -291,8 +290,8 @@ export async function runNodeTaints(
     order,
     dryRun,
     ...(swap !== undefined && {
-      add: swap.toAdd.map(describeTaint),
-      remove: swap.toRemove.map(describeTaint),
+      add: swap.toAdd.map(formatTaintInput),
+      remove: swap.toRemove.map(formatTaintInput),
     }),
     ...(labels !== undefined && { labels }),
     ...(failures.length > 0 && { failures }),

@@ -23,6 +23,7 @@
 //   ClusterWriteError: Lambda retries the event, then its on-failure destination keeps it.
 import { ClusterSource, DeletionByTaintManager, podControllerActions } from '../agreement.js';
 import type { ControllerConfig } from '../config.js';
+import { formatPodRef } from '../decisionContract.js';
 import { driveAsync } from '../domain/effects.js';
 import { evictPods, processNoTaintBaseEviction, evictPodsError } from '../domain/legacyEviction.js';
 import { runDeletePods } from '../domain/legacyEvictionPass.js';
@@ -216,7 +217,7 @@ async function recordClusterPodActions(
         action.kind === 'podNotReady'
           ? `observed: the cluster's own controller marked pod ${key} Ready=False (its node is ${nodeReady ?? '?'})`
           : `observed: the cluster's own taint eviction began deleting pod ${key} (DisruptionTarget ${DeletionByTaintManager})`,
-      inputs: { pod: key, uid: pod.uid },
+      inputs: { pod: formatPodRef(pod), uid: pod.uid },
       seq: decisionSeqBase(`cluster:${key}@${pod.uid}`) + i,
     })),
     opts,
@@ -264,7 +265,7 @@ async function processNoTaintBaseEvictionForPod(
             node: node.name,
             what: 'dequeue',
             why: 'processPod: cancelPodEviction, the node is Ready',
-            inputs: { zone: formatZoneKey(zone), pod: podKey(pod) },
+            inputs: { zone: formatZoneKey(zone), pod: formatPodRef(pod) },
           },
         ]);
       }
@@ -303,7 +304,7 @@ async function processNoTaintBaseEvictionForPod(
         node: node.name,
         what: 'enqueue',
         why: `processPod: evictPods, Ready has been ${savedReady} for longer than podEvictionTimeout`,
-        inputs: { zone: formatZoneKey(zone), pod: podKey(pod) },
+        inputs: { zone: formatZoneKey(zone), pod: formatPodRef(pod) },
       },
     ]);
   }

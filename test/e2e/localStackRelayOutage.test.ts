@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StatusReport } from '../../shared/present/statusReport.js';
 import { demoCluster } from '../../local/stack/demoCluster.js';
 import type { LocalStack } from '../../local/stack/stack.js';
-import { ClusterSubject } from '../../shared/app/monitorReport.js';
+import { ClusterSubject } from '../../shared/decisionContract.js';
 import { runCli } from '../integration/cli/helpers.js';
 import { eventually, startTestStack, type TestStack } from '../helpers/localStack.js';
 
