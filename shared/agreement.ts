@@ -6,7 +6,14 @@
 // pair within the tolerance agrees, with its lag (ours minus theirs).
 //
 // Pure: the simulator (local/simulate), `nlc agreement` and the HTML report all call it.
-import { formatTaintInput } from './decisionContract.js';
+import {
+  formatPodRef,
+  formatTaintInput,
+  parseTaintInput,
+  podOfDecision,
+  readWriteDecision,
+  taintOfDecision,
+} from './decisionContract.js';
 import { NodeStatusUnknownReason } from './domain/nodeHealth.js';
 import { TaintNodeNotReady, TaintNodeUnreachable } from './domain/taints.js';
 import {
@@ -20,7 +27,7 @@ import {
 } from './domain/types.js';
 import { upstreamBehaviour } from './domain/upstreamVersion.js';
 import type { PodChanged } from './events.js';
-import type { DecisionRecord, JsonValue } from './ports/stores.js';
+import type { DecisionRecord } from './ports/stores.js';
 
 /** The kinds of action compared, as upstream's controllers take them. */
 export const AgreementKinds = [
@@ -101,57 +108,42 @@ export interface AgreementOptions {
   readonly nodesNeverSeen?: ReadonlySet<string>;
 }
 
-function strings(value: JsonValue | undefined): string[] {
-  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
-}
-
 /**
  * The actions one write decision stands for, as the cluster shows them, whatever came of it: a Ready
- * condition written Unknown, taints added and removed, pods marked NotReady, a pod deleted. Reads and
- * queue bookkeeping stand for none.
+ * condition written Unknown, taints added and removed, pods marked NotReady, a pod deleted. Reads, queue
+ * bookkeeping and a write whose inputs this version cannot read (readWriteDecision) stand for none.
  *
  * @example
  * actionsOfWrite(decision); // [{ kind: 'taintAdded', subject: 'a-1', detail: '…unreachable:NoExecute', at }]
  */
 export function actionsOfWrite(d: DecisionRecord): ControllerAction[] {
-  const inputs = d.inputs ?? {};
+  const write = readWriteDecision(d);
+  if (write?.ok !== true) return [];
   const at = d.at;
-  switch (d.what) {
+  const onNode = (kind: AgreementKind, subject: string, detail = ''): ControllerAction => ({
+    kind,
+    subject,
+    detail,
+    at,
+    node: d.node,
+  });
+  const { value } = write;
+  switch (value.what) {
     case 'updateNodeStatus':
-      return strings(inputs.conditions).some((c) => c.startsWith('Ready=Unknown'))
-        ? [{ kind: 'markUnknown', subject: d.node, detail: '', at, node: d.node }]
+      return value.inputs.conditions.some((c) => c.type === NodeReady && c.status === 'Unknown')
+        ? [onNode('markUnknown', d.node)]
         : [];
     case 'swapNodeTaints':
       return [
-        ...strings(inputs.add).map((taint): ControllerAction => ({
-          kind: 'taintAdded',
-          subject: d.node,
-          detail: taint,
-          at,
-          node: d.node,
-        })),
-        ...strings(inputs.remove).map((taint): ControllerAction => ({
-          kind: 'taintRemoved',
-          subject: d.node,
-          detail: taint,
-          at,
-          node: d.node,
-        })),
+        ...value.inputs.add.map((taint) => onNode('taintAdded', d.node, formatTaintInput(taint))),
+        ...value.inputs.remove.map((taint) => onNode('taintRemoved', d.node, formatTaintInput(taint))),
       ];
     case 'markPodsNotReady':
-      return strings(inputs.pods).map((pod): ControllerAction => ({
-        kind: 'podNotReady',
-        subject: pod,
-        detail: '',
-        at,
-        node: d.node,
-      }));
+      return value.inputs.pods.map((pod) => onNode('podNotReady', formatPodRef(pod)));
     case 'deletePodForTaintEviction':
     case 'deletePod':
-      return typeof inputs.pod === 'string'
-        ? [{ kind: 'podDeleted', subject: inputs.pod, detail: '', at, node: d.node }]
-        : [];
-    default:
+      return [onNode('podDeleted', formatPodRef(value.inputs.pod))];
+    case 'setPodTerminationReason':
       return [];
   }
 }
@@ -269,8 +261,10 @@ export function actionsFromClusterDecisions(decisions: readonly DecisionRecord[]
     .sort((a, b) => a.at - b.at)
     .flatMap((d): ControllerAction[] => {
       if (d.source !== ClusterSource || !kinds.has(d.what)) return [];
-      const detail = typeof d.inputs?.taint === 'string' ? d.inputs.taint : '';
-      const subject = typeof d.inputs?.pod === 'string' ? d.inputs.pod : d.node;
+      const taint = taintOfDecision(d);
+      const pod = podOfDecision(d);
+      const detail = taint === undefined ? '' : formatTaintInput(taint);
+      const subject = pod === undefined ? d.node : formatPodRef(pod);
       if (typeof d.inputs?.uid === 'string') {
         const identity = `${d.what}\u0000${d.inputs.uid}`;
         const previous = lastPodAction.get(identity);
@@ -337,7 +331,7 @@ function versionReasons(row: Omit<AgreementRow, 'agreed' | 'why'>, versions: Agr
     lag === undefined || lag === 0 ? undefined : lag > 0 === ours >= minor;
   if (
     row.kind === 'taintAdded' &&
-    row.detail.endsWith(':NoExecute') &&
+    parseTaintInput(row.detail)?.effect === 'NoExecute' &&
     across(34) &&
     newerLater(34) === false
   )

@@ -4,6 +4,14 @@
 // the queueing that came before. Nothing in the verdict is inferred beyond what a row says.
 import { Command } from 'commander';
 import { z } from 'zod';
+import {
+  formatPodRef,
+  formatTaintInput,
+  podOfDecision,
+  readWriteDecision,
+  type TaintInput,
+} from '../../shared/decisionContract.js';
+import { NodeReady } from '../../shared/domain/types.js';
 import type { JsonValue, StoredDecision } from '../../shared/ports/stores.js';
 import { NodeNotFoundError, parseOptions } from '../errors.js';
 import { closeNames } from '../../shared/present/names.js';
@@ -78,10 +86,6 @@ export interface ExplainReport {
 const ENQUEUE = new Set(['enqueue', 'markNodeForTainting']);
 const DEQUEUE = new Set(['dequeue', 'markNodeAsReachable']);
 
-function strings(value: JsonValue | undefined): string[] {
-  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
-}
-
 /** "tryUpdateNodeHealth: no heartbeat within …" → "no heartbeat within …": the function is in SOURCE. */
 function reason(why: string): string {
   return why.replace(/^[A-Za-z]+: /, '');
@@ -115,17 +119,19 @@ export function verdict(node: string, newestFirst: readonly StoredDecision[]): s
   let ready: { status: string; decision: StoredDecision } | undefined;
   let queued: StoredDecision | undefined;
   for (const d of trail) {
-    if (d.what === 'swapNodeTaints' && wrote(d)) {
-      for (const taint of strings(d.inputs?.remove).filter((t) => t.endsWith(':NoExecute'))) {
+    // A write whose inputs this version cannot read (readWriteDecision) tells nothing, as one without inputs.
+    const write = wrote(d) ? readWriteDecision(d) : undefined;
+    const written = write?.ok === true ? write.value : undefined;
+    if (written?.what === 'swapNodeTaints') {
+      const noExecute = (list: readonly TaintInput[]): string[] =>
+        list.filter((t) => t.effect === 'NoExecute').map(formatTaintInput);
+      for (const taint of noExecute(written.inputs.remove)) {
         taints.delete(taint);
         untainted = { taint, decision: d };
       }
-      for (const taint of strings(d.inputs?.add).filter((t) => t.endsWith(':NoExecute'))) {
-        taints.set(taint, d);
-      }
-    } else if (d.what === 'updateNodeStatus' && wrote(d)) {
-      const condition = strings(d.inputs?.conditions).find((c) => c.startsWith('Ready='));
-      const status = condition?.slice('Ready='.length).split(' ')[0];
+      for (const taint of noExecute(written.inputs.add)) taints.set(taint, d);
+    } else if (written?.what === 'updateNodeStatus') {
+      const status = written.inputs.conditions.find((c) => c.type === NodeReady)?.status;
       // The monitor writes Unknown only when the kubelet had posted something else since: a repeat is a
       // new episode. In shadow mode nothing is written, so the same decision repeats: keep the first.
       const repeat = d.dryRun === true && status === ready?.status;
@@ -190,13 +196,18 @@ export function buildExplain(cluster: string, node: string, trail: readonly Stor
       at: isoTime(d.at) ?? '',
       source: d.source,
       what: d.what,
-      pod: typeof d.inputs?.pod === 'string' ? d.inputs.pod : null,
+      pod: podRefOrNull(d),
       result: d.result ?? null,
       why: d.why,
       inputs: d.inputs ?? null,
       dryRun: d.dryRun === true,
     })),
   };
+}
+
+function podRefOrNull(d: StoredDecision): string | null {
+  const pod = podOfDecision(d);
+  return pod === undefined ? null : formatPodRef(pod);
 }
 
 function inputsCell(inputs: DecisionView['inputs']): string {

@@ -34,7 +34,8 @@ import type { Step } from '../../shared/app/steps.js';
 import { DrainerInvocation } from '../../shared/app/drainer.js';
 import { EvictionDrainerTimeoutMs } from '../../shared/app/drainerScheduling.js';
 import { MonitorSource } from '../../shared/app/monitor.js';
-import type { EpochMillis, Millis, ZoneState } from '../../shared/domain/types.js';
+import type { EpochMillis, Millis } from '../../shared/domain/types.js';
+import { readZoneStateDecision } from '../../shared/decisionContract.js';
 import { deepFreeze } from '../../shared/deepFreeze.js';
 import { EventParseError } from '../../shared/errors.js';
 import {
@@ -187,16 +188,17 @@ export function createSimulatedController(options: SimulatedControllerOptions): 
     metric: () => undefined,
     decided: (decision) => {
       options.onDecision?.(decision);
-      if (decision.source !== MonitorSource || decision.what !== 'zoneState') return;
-      const { from, to } = decision.inputs ?? {};
-      const label = decision.node.replace(/^#zone:/, '');
-      emit({
-        kind: 'ZoneState',
-        // monitorDecisions' zoneLabel writes the zone without labels as '-'; the output prints "" (docs/simulate.md).
-        zone: label === '-' ? '' : label,
-        from: from as ZoneState,
-        to: to as ZoneState,
-      });
+      if (decision.source !== MonitorSource) return;
+      // The zone without labels reads as '' (written `#zone:-`), as the output prints it (docs/simulate.md).
+      // This run's own monitor wrote the decision: one that does not read is a bug, said as one.
+      const zoneState = readZoneStateDecision(decision);
+      if (zoneState === undefined) return;
+      if (!zoneState.ok) {
+        diagnose('error', 'controller', 'a zoneState decision does not read', { error: zoneState.error });
+        return;
+      }
+      const { zone, from, to } = zoneState.value;
+      emit({ kind: 'ZoneState', zone, from, to });
     },
   };
 

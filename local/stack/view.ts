@@ -12,7 +12,7 @@ import { buildStatus, type ZoneStatus } from '../../shared/present/statusReport.
 import { naturalCompare } from '../../shared/present/names.js';
 import { abbreviateTaint, resultKind, zoneName, type ProbeAgeFields } from '../../shared/present/present.js';
 import { isTaintEffect } from '../../shared/adapters/kubernetes/mapping.js';
-import { ClusterSubject, zoneSubject } from '../../shared/decisionContract.js';
+import { ClusterSubject, formatPodRef, podOfDecision, zoneSubject } from '../../shared/decisionContract.js';
 import type { EpochMillis } from '../../shared/domain/types.js';
 import { getZoneKey, isNodeExcludedFromDisruptionChecks } from '../../shared/domain/zones.js';
 import type { StateStores, StoredDecision } from '../../shared/ports/stores.js';
@@ -178,11 +178,16 @@ export function newestDecisions(trails: readonly (readonly DecisionRow[])[], lim
     .slice(0, limit);
 }
 
+function podRefOf(d: StoredDecision): string | null {
+  const pod = podOfDecision(d);
+  return pod === undefined ? null : formatPodRef(pod);
+}
+
 function toDecisionRow(d: StoredDecision): DecisionRow {
   return {
     at: d.at,
     subject: d.node,
-    pod: typeof d.inputs?.pod === 'string' ? d.inputs.pod : null,
+    pod: podRefOf(d),
     source: d.source,
     what: d.what,
     result: d.result ?? null,

@@ -16,6 +16,12 @@
 //   refer to by index: a zone failure gives hundreds of marks with the same few texts.
 import { naturalCompare } from '../../../shared/present/names.js';
 import { type ControllerConfig } from '../../../shared/config.js';
+import {
+  formatPodRef,
+  parseDecisionSubject,
+  podOfDecision,
+  readZoneStateDecision,
+} from '../../../shared/decisionContract.js';
 import { formatDuration } from '../../../shared/duration.js';
 import type { TaintEffect, ZoneState } from '../../../shared/domain/types.js';
 import {
@@ -24,7 +30,7 @@ import {
   getZoneKey,
   setLimiterInZone,
 } from '../../../shared/domain/zones.js';
-import type { DecisionRecord, JsonValue } from '../../../shared/ports/stores.js';
+import type { DecisionRecord } from '../../../shared/ports/stores.js';
 import { nodeLabels } from '../../kubelet/nodeStatus.js';
 import type { NodeReadyStatus } from '../observe.js';
 import type { Scenario, ScenarioAction } from '../scenario.js';
@@ -245,8 +251,8 @@ function describeRecord(line: TimelineLine): string {
 }
 
 function describeDecision(d: DecisionRecord): string {
-  const pod = d.inputs?.pod;
-  const about = typeof pod === 'string' ? ` (pod ${pod})` : '';
+  const pod = podOfDecision(d);
+  const about = pod === undefined ? '' : ` (pod ${formatPodRef(pod)})`;
   const result = d.result === undefined || d.result === 'ok' ? '' : ` [${d.result}]`;
   return `${d.source} · ${d.what}${about}: ${d.why}${result}`;
 }
@@ -289,14 +295,6 @@ function push<K, V>(map: Map<K, V[]>, k: K, v: V): void {
   const list = map.get(k);
   if (list === undefined) map.set(k, [v]);
   else list.push(v);
-}
-
-function numberInput(
-  inputs: Readonly<Record<string, JsonValue>> | undefined,
-  name: string,
-): number | undefined {
-  const value = inputs?.[name];
-  return typeof value === 'number' ? value : undefined;
 }
 
 /** Ready segments from a node's changes; zero-length ones (two writes in one instant) are dropped. */
@@ -399,7 +397,8 @@ export function buildReportModel(run: ReportRun): ReportModel {
   }
   const decisions = settledDecisions(run.decisions);
   for (const { t, decision } of decisions) {
-    if (!decision.node.startsWith('#')) note(decision.node, t, 2, describeDecision(decision));
+    const subject = parseDecisionSubject(decision.node);
+    if (subject?.kind === 'node') note(subject.name, t, 2, describeDecision(decision));
   }
   const changesOf = new Map<string, ReadyChange[]>();
   for (const change of run.readyChanges) push(changesOf, change.node, change);
@@ -477,13 +476,13 @@ export function buildReportModel(run: ReportRun): ReportModel {
     defaultDisruptionQPSFuncs(scenario.config),
   );
   for (const { t, decision } of decisions) {
-    if (decision.node.startsWith('#zone:')) {
-      const label = decision.node.slice('#zone:'.length);
-      const zone = label === '-' ? '' : label;
-      push(zoneDecisions, `${zone}\u0000${t}`, describeDecision(decision));
-      const qps = numberInput(decision.inputs, 'evictionRate');
-      if (decision.what === 'zoneState' && qps !== undefined) push(rateChanges, zone, { t, qps });
-    } else if (decision.node === '#cluster') {
+    const subject = parseDecisionSubject(decision.node);
+    if (subject?.kind === 'zone') {
+      push(zoneDecisions, `${subject.zone}\u0000${t}`, describeDecision(decision));
+      const zoneState = readZoneStateDecision(decision);
+      const qps = zoneState?.ok === true ? zoneState.value.evictionRate : undefined;
+      if (qps !== undefined) push(rateChanges, subject.zone, { t, qps });
+    } else if (subject?.kind === 'cluster') {
       for (const zone of zoneChanges.keys())
         push(zoneDecisions, `${zone}\u0000${t}`, describeDecision(decision));
     }
