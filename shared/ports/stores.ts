@@ -417,7 +417,10 @@ export type JsonValue =
 
 /** One decision: what the controller decided about a subject, why, on what inputs, with what result. */
 export interface DecisionRecord {
-  /** The subject: a node name, or `#cluster` / `#zone:<zone>` for cluster- and zone-wide decisions. */
+  /**
+   * The subject: a node name, or `#cluster` / `#zone:<zone>` for cluster- and zone-wide decisions
+   * (written and read by shared/decisionContract.ts).
+   */
   readonly node: string;
   /** When it was decided: the pass's `now` (the digest's observedAt for the monitor). */
   readonly at: EpochMillis;
@@ -427,7 +430,7 @@ export interface DecisionRecord {
   readonly what: string;
   /** Why, in words (the effect's `why`). */
   readonly why: string;
-  /** The inputs the decision read (conditions, zone state, probe times…). */
+  /** The inputs the decision read (conditions, zone state, probe times…); formats: shared/decisionContract.ts. */
   readonly inputs?: Readonly<Record<string, JsonValue>>;
   /** What came of it: `ok`, `dryRun`, or the failure (`Conflict: …`). */
   readonly result?: string;
