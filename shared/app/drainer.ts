@@ -28,7 +28,7 @@
 // - Legacy mode: nodeEvictionMap is the monitor's (it lives in the Nodes health rows, which only the
 //   monitor writes). The drainer does not write it; the monitor derives `evicted` from the queue (a
 //   node marked toBeEvicted that is in its zone's processed-once set but no longer queued was drained:
-//   monitor.ts reconcileLegacyEvictionStatus), which is exactly when upstream's doEvictionPass sets it.
+//   monitorSteps.ts reconcileLegacyEvictionStatus), which is exactly when upstream's doEvictionPass sets it.
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { ControllerConfig } from '../config.js';

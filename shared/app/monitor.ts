@@ -7,7 +7,7 @@
 // Powertools: it reports through the Observer port.
 //
 // One pass (runMonitorPass, then passAndCommit: one named function per step, the pure ones exported for
-// test/unit/app/monitorSteps.test.ts):
+// monitorSteps.ts, tested case by case in test/unit/app/monitorSteps.test.ts):
 //   1. load (or refresh a kept LoadedState: docs/state.md "Write on change") the cluster's state;
 //   2. judge the digest (shared/digestClock.ts): another relay term is checked against the leader Lease;
 //      one beyond the functions' clock, or of a term the Lease does not name, is refused (`refused`,
@@ -40,21 +40,14 @@ import { nextHandOutAt } from '../domain/rateLimitedTimedQueue.js';
 import type { EpochMillis, Lease, Node } from '../domain/types.js';
 import { EventParseError, VersionConflictError } from '../errors.js';
 import type { HeartbeatDigest } from '../events.js';
-import {
-  judgeDigest,
-  onFunctionsClock,
-  type DigestClockState,
-  type DigestVerdict,
-  type TermCheck,
-} from '../digestClock.js';
+import { judgeDigest, type DigestClockState, type DigestVerdict, type TermCheck } from '../digestClock.js';
 import { mergeDigestParts, type DigestPosition } from '../heartbeatDigest.js';
 import type { Clock } from '../ports/clock.js';
 import type { ClusterPort } from '../ports/cluster.js';
-import type { LogFields, Observer } from '../ports/observer.js';
+import type { Observer } from '../ports/observer.js';
 import type { ClusterMeta, LoadedState, StateAfterPass, StateStores } from '../ports/stores.js';
 import { DecidingExecutor } from './decisions.js';
-import { refreshClusterVersion, type ClusterVersionFields } from './clusterVersion.js';
-import type { DecisionDraft } from './decidedWrite.js';
+import { refreshClusterVersion } from './clusterVersion.js';
 import { confirmLeases, type LeaseConfirmation } from './leaseConfirmation.js';
 import type { TriggerDrainer } from './drainer.js';
 import { readMissingNodes } from './missingNodes.js';
@@ -68,6 +61,17 @@ import {
 } from './reconcileNodes.js';
 import { podSweepsDue, sweepPods, type PodSweepMemo } from './reconcilePods.js';
 import { nodeContext, passDecisions, reportMetrics } from './monitorReport.js';
+import {
+  digestLeases,
+  masterDisruptionAfter,
+  observeDigest,
+  passNodes,
+  passStartState,
+  processedMeta,
+  type AcceptedDigest,
+  type DigestObservation,
+  type ObservationNote,
+} from './monitorSteps.js';
 
 /** The Decisions `source` of the monitor's records. */
 export const MonitorSource = 'monitor';
@@ -292,40 +296,6 @@ function checkCluster(digest: HeartbeatDigest, served: string): void {
 }
 
 /**
- * Observation gap (docs/architecture.md#observation-gap): when digests resume after a silence longer than the
- * grace period, every node gets a fresh probe and ready-transition time (as upstream does when leaving master
- * disruption), so nobody is marked Unknown because the relay or the bus was down.
- */
-function freshProbes(state: ControllerState, now: EpochMillis): ControllerState {
-  const nodeHealth = new Map(
-    [...state.nodeHealth].map(([name, health]) => [
-      name,
-      { ...health, probeTimestamp: now, readyTransitionTimestamp: now },
-    ]),
-  );
-  return { ...state, nodeHealth };
-}
-
-/**
- * Legacy mode: upstream's doEvictionPass sets nodeEvictionMap[node] = evicted when it has deleted the
- * node's pods. Here the drainer does that work but the map lives in the monitor's Nodes health rows, so
- * the monitor reads it off the queue: a node marked toBeEvicted that is still in its zone's processed-once
- * set but no longer queued was drained (the drainer's completeTry removes it from the queue only then).
- */
-export function reconcileLegacyEvictionStatus(state: ControllerState): ControllerState {
-  let changed: Map<string, 'evicted'> | undefined;
-  for (const queue of state.zoneQueues.values()) {
-    const queued = new Set(queue.queue.map((v) => v.value));
-    for (const name of queue.set) {
-      if (queued.has(name) || state.nodeEvictionStatus.get(name) !== 'toBeEvicted') continue;
-      (changed ??= new Map()).set(name, 'evicted');
-    }
-  }
-  if (changed === undefined) return state;
-  return { ...state, nodeEvictionStatus: new Map([...state.nodeEvictionStatus, ...changed]) };
-}
-
-/**
  * One monitor pass for one Heartbeat Digest (see the module comment for the steps).
  *
  * @example
@@ -427,9 +397,6 @@ export async function runMonitorPass(
   }
 }
 
-/** A digest judgeDigest accepted, with its instants' mapping onto the functions' clock. */
-type AcceptedDigest = Extract<DigestVerdict, { kind: 'accept' }>;
-
 interface PassOptions {
   /** How the digest's instants map onto the functions' clock (shared/digestClock.ts). */
   readonly verdict: AcceptedDigest;
@@ -526,153 +493,6 @@ async function passAndCommit(
   return summary;
 }
 
-/** A log line and the `#cluster` decision it goes with: what a digest says about the relay's observation. */
-export interface ObservationNote {
-  readonly level: 'info' | 'warn';
-  readonly message: string;
-  readonly fields: LogFields;
-  readonly decision: DecisionDraft;
-}
-
-/** What an accepted digest says about observation, before the pass. */
-export interface DigestObservation {
-  /** Time since the previous processed digest (both on the functions' clock); undefined for the first. */
-  readonly gapMs: number | undefined;
-  /** The gap is longer than nodeMonitorGracePeriod: every node gets a fresh probe. */
-  readonly gapReset: boolean;
-  /** The relay's observingSince on its own clock, as the cluster row keeps it (a restart shows there). */
-  readonly relayObservingSince: EpochMillis;
-  /** To log and record, in this order: observation gap, observation restart, then relay term or clock. */
-  readonly notes: readonly ObservationNote[];
-}
-
-/**
- * What the digest says about observation, against the cluster row: an observation gap
- * (docs/architecture.md#observation-gap), a relay that restarted its observation, a new relay term, or a
- * relay clock jump that re-based the term's offset. Pure: the caller logs and records the notes.
- */
-export function observeDigest(
-  meta: ClusterMeta,
-  digest: Pick<HeartbeatDigest, 'relayId' | 'leaderSince' | 'observedAt' | 'observingSince'>,
-  verdict: AcceptedDigest,
-  config: Pick<ControllerConfig, 'cluster' | 'nodeMonitorGracePeriod'>,
-): DigestObservation {
-  const { cluster } = config;
-  const { now, offset } = verdict;
-  const notes: ObservationNote[] = [];
-
-  const lastObservedAt = meta.lastObservedAt;
-  const gapMs = lastObservedAt === undefined ? undefined : now - lastObservedAt;
-  const gapReset = gapMs !== undefined && gapMs > config.nodeMonitorGracePeriod;
-  if (gapReset) {
-    notes.push({
-      level: 'warn',
-      message:
-        'observation gap: digests resumed after more than the grace period; every node gets a fresh probe',
-      fields: {
-        cluster,
-        gapSeconds: gapMs / 1000,
-        lastObservedAt: iso(lastObservedAt ?? now),
-        observedAt: iso(now),
-        nodeMonitorGracePeriodSeconds: config.nodeMonitorGracePeriod / 1000,
-      },
-      decision: {
-        node: ClusterSubject,
-        what: 'observationGap',
-        why:
-          `no Heartbeat Digest processed for ${gapMs / 1000}s (more than nodeMonitorGracePeriod, ` +
-          `${config.nodeMonitorGracePeriod / 1000}s): every node gets a fresh probe, nobody is marked Unknown`,
-        inputs: {
-          lastObservedAt: iso(lastObservedAt ?? now),
-          observedAt: iso(now),
-          gapSeconds: gapMs / 1000,
-        },
-      },
-    });
-  }
-
-  // Compared on the relay's own clock (a restart shows as another instant there), shown on ours.
-  const relayObservingSince = Math.min(digest.observingSince, digest.observedAt);
-  const observingSince = onFunctionsClock(relayObservingSince, offset, now);
-  if (
-    meta.lastObservingSince !== undefined &&
-    meta.lastObservingSince !== relayObservingSince &&
-    !verdict.newTerm
-  ) {
-    // A relay restarted or another took over: its digests count every node it has a Lease or status
-    // for as probed no earlier than observingSince (probeTracker.ts buildDigest).
-    notes.push({
-      level: 'info',
-      message: 'relay observation restarted: nodes not seen renewing since count from then',
-      fields: { cluster, relayId: digest.relayId, observingSince: iso(observingSince) },
-      decision: {
-        node: ClusterSubject,
-        what: 'observationRestart',
-        why:
-          `relay ${digest.relayId} has observed the node Leases since ${iso(observingSince)} (a restart or a ` +
-          'failover): a node it has not seen renew since then is taken as probed at that instant, as ' +
-          'upstream gives every node a fresh probe when its controller starts',
-        inputs: {
-          observingSince: iso(observingSince),
-          relayId: digest.relayId,
-        },
-      },
-    });
-  }
-
-  if (verdict.newTerm) {
-    // Another relay term: the previous one's clock offset no longer applies; this one's is taken from
-    // this digest (docs/architecture.md#digest-time).
-    const verified = verdict.verified ?? false;
-    const previous = meta.lastRelayId !== undefined && { previousRelayId: meta.lastRelayId };
-    notes.push({
-      level: 'info',
-      message: 'relay term accepted',
-      fields: {
-        cluster,
-        relayId: digest.relayId,
-        leaderSince: iso(digest.leaderSince),
-        verified,
-        clockOffsetMs: offset,
-        ...previous,
-      },
-      decision: {
-        node: ClusterSubject,
-        what: 'relayTerm',
-        why: verified
-          ? `relay ${digest.relayId} holds the leader Lease since ${iso(digest.leaderSince)}: its digests are accepted from now on, on its own clock offset`
-          : `relay ${digest.relayId} leads since ${iso(digest.leaderSince)}; no leader Lease exists to check it against (a relay without leader election)`,
-        inputs: {
-          relayId: digest.relayId,
-          leaderSince: iso(digest.leaderSince),
-          clockOffsetMs: offset,
-          verified,
-          ...previous,
-        },
-      },
-    });
-  } else if (verdict.rebased !== undefined) {
-    notes.push({
-      level: 'warn',
-      message: "relay clock jumped: its term's offset is re-based",
-      fields: {
-        cluster,
-        relayId: digest.relayId,
-        direction: verdict.rebased,
-        previousClockOffsetMs: meta.clockOffset,
-        clockOffsetMs: offset,
-      },
-      decision: {
-        node: ClusterSubject,
-        what: 'relayClock',
-        why: `the relay's clock jumped ${verdict.rebased === 'ahead' ? 'forward' : 'back'} by ${Math.round(Math.abs(offset - (meta.clockOffset ?? offset)) / 1000)}s (two digests in a row agree): its instants are moved onto the functions' clock by the new offset`,
-        inputs: { previousClockOffsetMs: meta.clockOffset ?? null, clockOffsetMs: offset },
-      },
-    });
-  }
-  return { gapMs, gapReset, relayObservingSince, notes };
-}
-
 /** Each note's line, then its decision, one after the other (the trail keeps their order). */
 async function recordObservation(
   observer: Observer,
@@ -684,22 +504,6 @@ async function recordObservation(
     else observer.info(note.message, note.fields);
     await executor.record([note.decision]);
   }
-}
-
-/**
- * The state the pass starts from: the loaded one with every node freshly probed after an observation
- * gap, and, in legacy mode, the nodes the drainer has drained marked evicted.
- */
-export function passStartState(
-  loaded: ControllerState,
-  gapReset: boolean,
-  now: EpochMillis,
-  evictionMode: ControllerConfig['evictionMode'],
-): ControllerState {
-  let state = loaded;
-  if (gapReset) state = freshProbes(state, now);
-  if (evictionMode === 'legacy') state = reconcileLegacyEvictionStatus(state);
-  return state;
 }
 
 /** Records the pass's decisions at `now`, each with what the pass knew of its node. */
@@ -721,20 +525,6 @@ function passExecutor(
     context: (subject) => nodeContext(before, loaded.nodes.get(subject), now),
     ...(signal === undefined ? {} : { signal }),
   });
-}
-
-/**
- * The digest's probes as the pass's leases, on the functions' clock and none after `now`: a relay clock
- * that ran ahead cannot push a stored probe into the future (probeTimestamp keeps the latest one).
- */
-export function digestLeases(
-  digest: Pick<HeartbeatDigest, 'probes'>,
-  offset: number,
-  now: EpochMillis,
-): Map<string, Lease> {
-  const leases = new Map<string, Lease>();
-  digest.probes.forEach((at, name) => leases.set(name, { renewTime: onFunctionsClock(at, offset, now) }));
-  return leases;
 }
 
 /** The nodes the pass decides on, with what was read from the API for them. */
@@ -774,54 +564,6 @@ async function readPassNodes(
     clock.now(),
   );
   return { fetched, checked, nodes: passNodes(loaded.nodes, checked, fetched) };
-}
-
-/**
- * The nodes the pass decides on, in name order: the cached copies, the API's copy where a check found
- * one different, none the API no longer has, and the nodes read because the cache lacked them.
- */
-export function passNodes(
-  cached: ReadonlyMap<string, Node>,
-  checked: Pick<NodeChecks, 'corrected' | 'gone'>,
-  fetched: ReadonlyMap<string, Node>,
-): Node[] {
-  const nodes: Node[] = [];
-  for (const node of cached.values()) {
-    if (!checked.gone.has(node.name)) nodes.push(checked.corrected.get(node.name)?.live ?? node);
-  }
-  nodes.push(...fetched.values());
-  nodes.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  return nodes;
-}
-
-/**
- * The cluster row a committed pass records (but masterDisruption, which the pass decides): the digest's
- * position and observation instants, the settings the monitor ran with, and the relay term's clock.
- */
-export function processedMeta(
-  meta: ClusterMeta,
-  digest: Pick<HeartbeatDigest, 'sequence' | 'leaderSince' | 'relayId'>,
-  verdict: AcceptedDigest,
-  config: Pick<ControllerConfig, 'nodeMonitorGracePeriod' | 'emulationVersion' | 'dryRun'>,
-  relayObservingSince: EpochMillis,
-  clusterVersion: ClusterVersionFields,
-): Omit<ClusterMeta, 'masterDisruption'> {
-  const { now } = verdict;
-  return {
-    lastSequence: digest.sequence,
-    lastObservedAt: now,
-    lastLeaderSince: digest.leaderSince,
-    lastRelayId: digest.relayId,
-    relayLastSeen: now,
-    lastObservingSince: relayObservingSince,
-    nodeMonitorGracePeriodMs: config.nodeMonitorGracePeriod,
-    emulationVersion: config.emulationVersion,
-    dryRun: config.dryRun,
-    ...clusterVersion,
-    clockOffset: verdict.offset,
-    ...(verdict.candidate !== undefined && { clockCandidate: verdict.candidate }),
-    termVerified: verdict.newTerm ? (verdict.verified ?? false) : (meta.termVerified ?? false),
-  };
 }
 
 /**
@@ -918,14 +660,6 @@ async function runPass(
     executor.execute,
   );
   return { pass, passMs: clock.now() - passStarted };
-}
-
-/** masterDisruption after the pass: entered, kept while it stays, cleared otherwise. */
-export function masterDisruptionAfter(
-  transition: MonitorPassResult['disruption']['masterDisruption'],
-  before: boolean,
-): boolean {
-  return transition === 'enter' ? true : transition === 'stay' ? before : false;
 }
 
 /**

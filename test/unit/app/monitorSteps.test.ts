@@ -1,4 +1,4 @@
-// shared/app/monitor.ts: the pure steps of a monitor pass, case by case. The whole pass (the I/O steps,
+// shared/app/monitorSteps.ts: the pure steps of a monitor pass, case by case. The whole pass (the I/O steps,
 // their order, the Decisions rows and log lines end to end) is tested in
 // test/integration/functions/monitor.test.ts and clockSkew.test.ts.
 import { describe, expect, it } from 'vitest';
@@ -10,7 +10,7 @@ import {
   passStartState,
   processedMeta,
   type DigestObservation,
-} from '../../../shared/app/monitor.js';
+} from '../../../shared/app/monitorSteps.js';
 import type { ControllerConfig } from '../../../shared/config.js';
 import { emptyControllerState, type ControllerState } from '../../../shared/domain/controllerState.js';
 import type { NodeHealthData } from '../../../shared/domain/nodeHealth.js';
