@@ -33,6 +33,7 @@ import { driveAsync } from '../domain/effects.js';
 import {
   monitorNodeHealth,
   nodesToMarkUnknown,
+  type MonitorOptions,
   type MonitorPassResult,
 } from '../domain/monitorNodeHealth.js';
 import { upstreamBehaviour } from '../domain/upstreamVersion.js';
@@ -76,6 +77,15 @@ import {
 /** The Decisions `source` of the monitor's records. */
 export const MonitorSource = 'monitor';
 
+/**
+ * Nodes a pass registers at most (MonitorOptions.registrationLimit); the others wait for the next
+ * digests. Registering a node costs a RegisteredNode Event (one API request, in turn), a Decisions row
+ * and its health row: 3 WRU, all in the Nodes partition of the cluster, which takes 1,000 WCU/s. 1,000
+ * registrations are 3,000 WRU, 60% of what that partition takes in one monitor period, so a cluster's
+ * first pass fits its function at any size (docs/monitor.md#registration).
+ */
+export const MaxRegistrationsPerPass = 1_000;
+
 export interface MonitorDeps {
   readonly config: ControllerConfig;
   readonly stores: Pick<
@@ -103,6 +113,8 @@ export interface MonitorDeps {
   /** Starts the drainer after a pass that left something due; absent: the drainer's schedule does it. */
   readonly triggerDrainer?: TriggerDrainer;
   readonly signal?: AbortSignal;
+  /** Replaces MaxRegistrationsPerPass (tests split a small cluster's first pass with it). */
+  readonly registrationsPerPass?: number;
 }
 
 /**
@@ -136,6 +148,8 @@ export interface MonitorPassSummary {
   readonly passMs: number;
   /** 1, or 2 after a lost race. */
   readonly attempts: number;
+  /** New nodes left for the next passes (MaxRegistrationsPerPass); absent when none. */
+  readonly waitingToRegister?: number;
   readonly drainerTriggered: boolean;
   /**
    * The pass was held by lease confirmation (v1.37, PR #138698): nothing decided, the digest's position
@@ -484,6 +498,7 @@ async function passAndCommit(
     durationMs: clock.now() - options.startedAt,
     passMs,
     drainerTriggered,
+    waitingToRegister: pass.waiting,
   });
   observer.info('monitor pass', {
     ...summary,
@@ -587,11 +602,7 @@ async function confirmLeasesBeforePass(
   const confirmation = await confirmLeases(deps, {
     written: meta.leaseWrittenVersion,
     digest,
-    candidates: () =>
-      nodesToMarkUnknown(state, { nodes, leases }, now, config, {
-        heartbeatIsProbe: false,
-        shadow: config.dryRun,
-      }),
+    candidates: () => nodesToMarkUnknown(state, { nodes, leases }, now, config, passOptions(deps)),
   });
   if (confirmation.kind === 'proceed' && confirmation.cleared !== undefined) {
     observer.info('lease confirmation: the relay has caught up; node health updates resume', {
@@ -637,6 +648,18 @@ async function holdPass(
   });
 }
 
+/**
+ * How the functions run monitorNodeHealth: the digest is the only probe source (nodeHealth.ts
+ * heartbeatIsProbe: the node copies lag), shadow mode, and registrations bounded per pass.
+ */
+function passOptions(deps: Pick<MonitorDeps, 'config' | 'registrationsPerPass'>): MonitorOptions {
+  return {
+    heartbeatIsProbe: false,
+    shadow: deps.config.dryRun,
+    registrationLimit: deps.registrationsPerPass ?? MaxRegistrationsPerPass,
+  };
+}
+
 /** The pass itself: upstream monitorNodeHealth, its writes through the DecidingExecutor. */
 async function runPass(
   deps: MonitorDeps,
@@ -652,11 +675,7 @@ async function runPass(
   const { state, nodes, leases, now } = input;
   const passStarted = clock.now();
   const pass: MonitorPassResult = await driveAsync(
-    // The digest is the only probe source (nodeHealth.ts heartbeatIsProbe): the node copies lag.
-    monitorNodeHealth(state, { nodes, leases }, now, config, {
-      heartbeatIsProbe: false,
-      shadow: config.dryRun,
-    }),
+    monitorNodeHealth(state, { nodes, leases }, now, config, passOptions(deps)),
     executor.execute,
   );
   return { pass, passMs: clock.now() - passStarted };
@@ -759,6 +778,7 @@ function passSummary(
     readonly passMs: number;
     readonly drainerTriggered: boolean;
     readonly heldBy?: MonitorPassSummary['heldBy'];
+    readonly waitingToRegister?: number;
   },
 ): MonitorPassSummary {
   return {
@@ -776,6 +796,8 @@ function passSummary(
     attempts,
     drainerTriggered: pass.drainerTriggered,
     ...(pass.heldBy !== undefined && { heldBy: pass.heldBy }),
+    ...(pass.waitingToRegister !== undefined &&
+      pass.waitingToRegister > 0 && { waitingToRegister: pass.waitingToRegister }),
   };
 }
 

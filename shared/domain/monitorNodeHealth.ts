@@ -95,6 +95,14 @@ export interface MonitorOptions {
    * came first; that MarkPodsNotReady counts pods already NotReady (the other's, most likely).
    */
   readonly shadow?: boolean;
+  /**
+   * Not upstream: a pass registers at most this many nodes new to it (in list order; the functions
+   * list by name); the others wait for a later pass (admitNewNodes). A waiting node is counted in its zone as
+   * its first look finds it (tryUpdateNodeHealth with nothing saved: what upstream's first pass counts),
+   * so zone states stay the whole cluster's; it gets no health entry, no decision and no write until it
+   * is registered. Undefined: every new node at once, as upstream. docs/monitor.md#registration.
+   */
+  readonly registrationLimit?: number;
 }
 
 /**
@@ -134,6 +142,8 @@ export interface MonitorPassResult {
   readonly disruption: DisruptionResult;
   /** Nodes newly registered (RegisteredNode) and forgotten (RemovingNode) in this pass. */
   readonly registered: readonly string[];
+  /** New nodes left for a later pass by MonitorOptions.registrationLimit (0 without one). */
+  readonly waiting: number;
   readonly removed: readonly string[];
   /** Nodes whose health could not be updated ("Skipping - no pods will be evicted"). */
   readonly healthUpdateFailures: readonly string[];
@@ -173,6 +183,23 @@ export function classifyNodes(
 }
 
 /**
+ * Which of the nodes new to a pass it registers (the first `limit`, in list order) and which wait for a
+ * later pass (MonitorOptions.registrationLimit). Each pass admits the next ones, so n new nodes are all
+ * registered within ceil(n / limit) passes.
+ *
+ * @example
+ * admitNewNodes([a, b, c], 2); // { admitted: [a, b], waiting: Set { 'c' } }
+ */
+export function admitNewNodes(
+  added: readonly Node[],
+  limit: number | undefined,
+): { admitted: readonly Node[]; waiting: ReadonlySet<string> } {
+  if (limit === undefined || added.length <= limit) return { admitted: added, waiting: new Set() };
+  const admitted = added.slice(0, Math.max(0, limit));
+  return { admitted, waiting: new Set(added.slice(admitted.length).map((n) => n.name)) };
+}
+
+/**
  * The nodes this pass would mark Unknown (tryUpdateNodeHealth finds their probe older than the grace
  * period and writes the status): the ones upstream confirms against the API's Lease first (PR #138698,
  * v1.37). Pure, and as cheap as the pass's own first attempt per node, which it repeats.
@@ -188,9 +215,15 @@ export function nodesToMarkUnknown(
   options: MonitorOptions = {},
 ): string[] {
   const healthOptions = { heartbeatIsProbe: options.heartbeatIsProbe ?? true };
+  // A node the pass leaves waiting for registration gets no write in it.
+  const { waiting } = admitNewNodes(
+    classifyNodes(input.nodes, state.knownNodes, state.zoneStates).added,
+    options.registrationLimit,
+  );
   return input.nodes
     .filter(
       (node) =>
+        !waiting.has(node.name) &&
         tryUpdateNodeHealth(
           options.shadow === true ? shadowView(node, state.nodeHealth.get(node.name)) : node,
           input.leases.get(node.name),
@@ -219,7 +252,13 @@ export function* monitorNodeHealth(
 
   for (const node of newZoneRepresentatives) addPodEvictorForNewZone(s, node, now, config);
 
+  const { admitted, waiting } = admitNewNodes(added, options.registrationLimit);
   for (const node of added) {
+    if (waiting.has(node.name)) {
+      // Its zone exists from the first pass that sees it, as upstream's first pass makes it.
+      addPodEvictorForNewZone(s, node, now, config);
+      continue;
+    }
     yield* perform({ kind: 'recordEvent', event: registeredNodeEvent(node) });
     s.knownNodes.set(node.name, node.uid);
     addPodEvictorForNewZone(s, node, now, config);
@@ -246,6 +285,21 @@ export function* monitorNodeHealth(
   const taintOnCurrent = upstreamBehaviour(config.emulationVersion).taintOnCurrentReadyCondition;
 
   for (const copy of input.nodes) {
+    if (waiting.size > 0 && waiting.has(copy.name)) {
+      // Counted as upstream's first pass counts it: the Ready its first look leaves (nothing saved yet).
+      if (!isNodeExcludedFromDisruptionChecks(copy)) {
+        const first = tryUpdateNodeHealth(
+          copy,
+          input.leases.get(copy.name),
+          undefined,
+          now,
+          config,
+          healthOptions,
+        );
+        pushZoneCondition(zoneToNodeConditions, getZoneKey(copy.labels), first.currentReadyCondition);
+      }
+      continue;
+    }
     const savedBefore = s.nodeHealth.get(copy.name);
     const listed = options.shadow === true ? shadowView(copy, savedBefore) : copy;
     const lease = input.leases.get(listed.name);
@@ -270,10 +324,7 @@ export function* monitorNodeHealth(
     readiness.set(node.name, { observed, current });
 
     if (!isNodeExcludedFromDisruptionChecks(node)) {
-      const zone = getZoneKey(node.labels);
-      const conditions = zoneToNodeConditions.get(zone);
-      if (conditions === undefined) zoneToNodeConditions.set(zone, [current]);
-      else conditions.push(current);
+      pushZoneCondition(zoneToNodeConditions, getZoneKey(node.labels), current);
     }
 
     if (current !== undefined) {
@@ -328,13 +379,24 @@ export function* monitorNodeHealth(
   return {
     state: freeze(s),
     disruption,
-    registered: added.map((n) => n.name),
+    registered: admitted.map((n) => n.name),
+    waiting: added.length - admitted.length,
     removed: deleted,
     healthUpdateFailures,
     readiness,
     taintDecidedOn: taintOnCurrent ? 'current' : 'observed',
     nodeCopies,
   };
+}
+
+function pushZoneCondition(
+  zoneToNodeConditions: Map<string, (NodeCondition | undefined)[]>,
+  zone: string,
+  condition: NodeCondition | undefined,
+): void {
+  const conditions = zoneToNodeConditions.get(zone);
+  if (conditions === undefined) zoneToNodeConditions.set(zone, [condition]);
+  else conditions.push(condition);
 }
 
 /**
