@@ -24,13 +24,13 @@ import {
 import { runScheduledCheck } from '../shared/app/scheduledCheck.js';
 import { UPSTREAM_DEFAULTS, type ControllerConfig } from '../shared/config.js';
 import type { Effect, ResultOf } from '../shared/domain/effects.js';
-import type { Node, NodeCondition } from '../shared/domain/types.js';
 import { HeartbeatDigestDetailType, RelaySource, utf8Bytes, type HeartbeatDigest } from '../shared/events.js';
 import { DefaultDigestPartMaxBytes, heartbeatDigestBytes, splitDigest } from '../shared/heartbeatDigest.js';
 import { nodeFingerprint } from '../shared/nodeFingerprint.js';
 import type { LogFields, Observer } from '../shared/ports/observer.js';
 import type { LoadedState } from '../shared/ports/stores.js';
 import { startDynamoDb } from '../test/helpers/dynamodb.js';
+import { eksNode, t0 } from './eksNodes.js';
 import { FakeCluster } from '../test/helpers/fakeCluster.js';
 
 // AWS list prices, us-east-1, as of November 2026 (on-demand / pay-per-use):
@@ -55,60 +55,7 @@ const LOG_LINE_OVERHEAD = 330;
 const EMF_DOC_OVERHEAD = 260;
 const EMF_PER_METRIC = 90;
 
-const t0 = Date.parse('2026-11-21T10:00:00.000Z');
 const config: ControllerConfig = { ...UPSTREAM_DEFAULTS, cluster: 'bench' };
-
-function condition(
-  type: string,
-  status: NodeCondition['status'],
-  reason: string,
-  message: string,
-): NodeCondition {
-  return {
-    type,
-    status,
-    reason,
-    message,
-    lastHeartbeatTime: t0 - 60_000,
-    lastTransitionTime: t0 - 86_400_000,
-  };
-}
-
-/** A node as an EKS managed node group labels it, with the kubelet's conditions, in one of 3 zones. */
-function eksNode(i: number): Node {
-  const zone = ['eu-west-1a', 'eu-west-1b', 'eu-west-1c'][i % 3] ?? 'eu-west-1a';
-  const name = `ip-10-${(i >> 16) & 255}-${(i >> 8) & 255}-${i & 255}.eu-west-1.compute.internal`;
-  return {
-    name,
-    uid: `2d6f1c7e-${String(i).padStart(6, '0')}-4b1e-9a55-0c1f8e2d3a4b`,
-    resourceVersion: String(1_000_000 + i),
-    creationTimestamp: t0 - 7 * 86_400_000,
-    labels: {
-      'failure-domain.beta.kubernetes.io/region': 'eu-west-1',
-      'failure-domain.beta.kubernetes.io/zone': zone,
-      'kubernetes.io/arch': 'amd64',
-      'kubernetes.io/os': 'linux',
-      // As node-taints' reconcileNodeLabels leaves every node of a steady cluster.
-      'beta.kubernetes.io/arch': 'amd64',
-      'beta.kubernetes.io/os': 'linux',
-      'topology.kubernetes.io/region': 'eu-west-1',
-      'topology.kubernetes.io/zone': zone,
-    },
-    taints: [],
-    unschedulable: false,
-    conditions: [
-      condition(
-        'MemoryPressure',
-        'False',
-        'KubeletHasSufficientMemory',
-        'kubelet has sufficient memory available',
-      ),
-      condition('DiskPressure', 'False', 'KubeletHasNoDiskPressure', 'kubelet has no disk pressure'),
-      condition('PIDPressure', 'False', 'KubeletHasSufficientPID', 'kubelet has sufficient PID available'),
-      condition('Ready', 'True', 'KubeletReady', 'kubelet is posting ready status'),
-    ],
-  };
-}
 
 /** Counts what the services would log and emit through Powertools, in bytes. */
 class CountingObserver implements Observer {
