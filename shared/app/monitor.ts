@@ -80,9 +80,9 @@ export const MonitorSource = 'monitor';
 /**
  * Nodes a pass registers at most (MonitorOptions.registrationLimit); the others wait for the next
  * digests. Registering a node costs a RegisteredNode Event (one API request, in turn), a Decisions row
- * and its health row: 3 WRU, all in the Nodes partition of the cluster, which takes 1,000 WCU/s. 1,000
- * registrations are 3,000 WRU, 60% of what that partition takes in one monitor period, so a cluster's
- * first pass fits its function at any size (docs/monitor.md#registration).
+ * and its health row: 3 WRU in the cluster's Nodes partition, which takes 1,000 WCU/s. 1,000
+ * registrations are 3,000 WRU, 60% of what that partition takes in one monitor period: registration
+ * adds at most that to a pass, whatever the cluster's size (docs/monitor.md#registration).
  */
 export const MaxRegistrationsPerPass = 1_000;
 

@@ -3,8 +3,9 @@
 // of a large cluster is split over the next digests, warm or after a cold start, each node registered
 // once (one RegisteredNode Event, one `register` decision, one health row), and the zone rows count the
 // whole cluster from the first pass on.
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runMonitorPass, type MonitorOutcome } from '../../../shared/app/monitor.js';
+import { runMonitorPass, type MonitorDeps, type MonitorOutcome } from '../../../shared/app/monitor.js';
 import type { EpochMillis } from '../../../shared/domain/types.js';
 import type { LoadedState } from '../../../shared/ports/stores.js';
 import { startWorld, t0, testConfig, zoneKey, ZoneA, ZoneB, type World } from './world.js';
@@ -22,11 +23,15 @@ afterEach(async () => {
 
 const names = ['a-1', 'a-2', 'a-3', 'b-1', 'b-2'];
 
-async function pass(observedAt: EpochMillis, cache?: Map<string, LoadedState>): Promise<MonitorOutcome> {
+async function pass(
+  observedAt: EpochMillis,
+  cache?: Map<string, LoadedState>,
+  stores?: MonitorDeps['stores'],
+): Promise<MonitorOutcome> {
   world.now = observedAt;
   const probes = Object.fromEntries(names.map((n) => [n, observedAt - 1_000]));
   return runMonitorPass(
-    world.monitorDeps({ registrationsPerPass: 2 }),
+    world.monitorDeps({ registrationsPerPass: 2, ...(stores !== undefined && { stores }) }),
     world.digest(++sequence, observedAt, probes),
     cache === undefined ? {} : { cache },
   );
@@ -35,6 +40,28 @@ async function pass(observedAt: EpochMillis, cache?: Map<string, LoadedState>): 
 function waiting(outcome: MonitorOutcome): number | undefined {
   if (outcome.kind !== 'processed') throw new Error(`not processed: ${outcome.kind}`);
   return outcome.summary.waitingToRegister;
+}
+
+/** Stores whose next health row write on the Nodes table fails its condition (another writer's). */
+function storesLosingOneHealthWrite(): MonitorDeps['stores'] {
+  const client = world.db.newClient();
+  let armed = 1;
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const input = args.input as { TableName?: string; ExpressionAttributeNames?: Record<string, string> };
+      const healthWrite =
+        context.commandName === 'UpdateItemCommand' &&
+        input.TableName === world.db.tables.nodes &&
+        Object.values(input.ExpressionAttributeNames ?? {}).includes('healthVersion');
+      if (healthWrite && armed > 0) {
+        armed--;
+        throw new ConditionalCheckFailedException({ message: 'injected', $metadata: {} });
+      }
+      return next(args);
+    },
+    { step: 'finalizeRequest', name: 'injectFaults', priority: 'low' },
+  );
+  return world.db.stores({ clock: { now: () => world.now }, client });
 }
 
 const registeredEvents = (): string[] =>
@@ -89,5 +116,19 @@ describe('registration split over passes', () => {
       [zoneKey(ZoneA)]: 'Normal',
       [zoneKey(ZoneB)]: 'Normal',
     });
+  });
+
+  it('a registering pass whose commit loses one health row reruns and registers it, the rest as before', async () => {
+    // One of the two rows fails its condition, the other lands: the rerun from a fresh load registers
+    // the one that failed and a-3.
+    expect(waiting(await pass(t0, undefined, storesLosingOneHealthWrite()))).toBe(2);
+    const loaded = await world.stores.controllerState.load(world.config.cluster);
+    expect([...loaded.state.knownNodes.keys()].sort()).toEqual(['a-1', 'a-2', 'a-3']);
+    expect(world.observer.warnings()).toContain('monitor commit lost a race: rerunning from a fresh load');
+    expect(new Set(registeredEvents())).toEqual(new Set(['a-1', 'a-2', 'a-3']));
+
+    expect(waiting(await pass(t0 + 5_000))).toBeUndefined();
+    const after = await world.stores.controllerState.load(world.config.cluster);
+    expect([...after.state.knownNodes.keys()].sort()).toEqual(names);
   });
 });
