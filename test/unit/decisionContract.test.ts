@@ -483,6 +483,7 @@ describe("the producers' output reads back", () => {
         gauges: [{ zone: zoneKey, zoneSize: 10, unhealthyNodes: 6, zoneHealth: 40 }],
       },
       registered: [],
+      waiting: 0,
       removed: [],
       healthUpdateFailures: [],
       readiness: new Map(),
