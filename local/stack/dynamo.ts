@@ -19,6 +19,7 @@ import {
   type TableNames,
 } from '../../shared/adapters/dynamodb/tables.js';
 import { LocalStackStartError } from '../../shared/errors.js';
+import { closeLevelIteratorsOnReturn } from './levelIterators.js';
 import { explainListenError, LocalHost } from './ports.js';
 
 // dynalite ships no types; this is the part of its API used here.
@@ -103,6 +104,8 @@ async function ensureTable(client: DynamoDBClient, definition: TableDefinition):
  * await db.close();
  */
 export async function startDynamoDb(options: StartDynamoDbOptions): Promise<LocalDynamoDb> {
+  // Else every Query and Scan leaves its iterator open, and what it read in memory (levelIterators.ts).
+  closeLevelIteratorsOnReturn();
   const server = dynalite({
     ...(options.path !== undefined && { path: options.path }),
     createTableMs: 0,
