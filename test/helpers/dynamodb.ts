@@ -18,6 +18,7 @@ import {
   type TableNames,
 } from '../../shared/adapters/dynamodb/tables.js';
 import type { Clock } from '../../shared/ports/clock.js';
+import { closeLevelIteratorsOnReturn } from '../../local/stack/levelIterators.js';
 import {
   MemoryDynamoDb,
   memoryDocumentClient,
@@ -175,6 +176,8 @@ async function startMemory(prefix: string): Promise<DynamoFixture> {
 /** Starts dynalite (or the in-memory DynamoDB, see above) and creates the five tables (prefix default `nlc-test`). */
 export async function startDynamoDb(prefix = 'nlc-test'): Promise<DynamoFixture> {
   if (process.env.NLC_TEST_DYNAMODB === 'memory') return startMemory(prefix);
+  // As the local stack does: dynalite never closes its iterators otherwise (levelIterators.ts).
+  closeLevelIteratorsOnReturn();
   const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
