@@ -2,6 +2,8 @@
 // group labels them, with the kubelet's four conditions, in 3 zones; a Nodes item with the monitor's
 // health group is about 2.6 KB, so a health write costs 3 WRU.
 import type { Node, NodeCondition } from '../shared/domain/types.js';
+import type { HeartbeatDigest } from '../shared/events.js';
+import { nodeFingerprint } from '../shared/nodeFingerprint.js';
 
 export const t0 = Date.parse('2026-11-21T10:00:00.000Z');
 
@@ -55,4 +57,26 @@ export function eksNode(i: number): Node {
       condition('Ready', 'True', 'KubeletReady', 'kubelet is posting ready status'),
     ],
   };
+}
+
+/**
+ * A steady relay's digests for `nodes`: one term since a day before t0, each call the next sequence.
+ * Leases renew every 10 s, spread over the period; the fingerprints are those of the relay's copies
+ * (the same as the cache's in a steady cluster, so the monitor reads nothing:
+ * docs/architecture.md#level-triggered).
+ */
+export function steadyDigests(cluster: string, nodes: readonly Node[]): (now: number) => HeartbeatDigest {
+  let sequence = 0;
+  return (now) => ({
+    schemaVersion: 1,
+    cluster,
+    relayId: 'nlc-relay-6f9c7d8b5-x2k4q',
+    leaderSince: t0 - 86_400_000,
+    observingSince: t0 - 86_400_000,
+    sequence: ++sequence,
+    observedAt: now,
+    part: { index: 0, count: 1 },
+    probes: new Map(nodes.map((n, i) => [n.name, now - ((i * 7919) % 10_000)])),
+    fingerprints: new Map(nodes.map((n) => [n.name, nodeFingerprint(n)])),
+  });
 }

@@ -24,13 +24,12 @@ import {
 import { runScheduledCheck } from '../shared/app/scheduledCheck.js';
 import { UPSTREAM_DEFAULTS, type ControllerConfig } from '../shared/config.js';
 import type { Effect, ResultOf } from '../shared/domain/effects.js';
-import { HeartbeatDigestDetailType, RelaySource, utf8Bytes, type HeartbeatDigest } from '../shared/events.js';
+import { HeartbeatDigestDetailType, RelaySource, utf8Bytes } from '../shared/events.js';
 import { DefaultDigestPartMaxBytes, heartbeatDigestBytes, splitDigest } from '../shared/heartbeatDigest.js';
-import { nodeFingerprint } from '../shared/nodeFingerprint.js';
 import type { LogFields, Observer } from '../shared/ports/observer.js';
 import type { LoadedState } from '../shared/ports/stores.js';
 import { startDynamoDb } from '../test/helpers/dynamodb.js';
-import { eksNode, t0 } from './eksNodes.js';
+import { eksNode, steadyDigests, t0 } from './eksNodes.js';
 import { FakeCluster } from '../test/helpers/fakeCluster.js';
 
 // AWS list prices, us-east-1, as of November 2026 (on-demand / pay-per-use):
@@ -159,22 +158,7 @@ async function run(nodeCount: number) {
     }),
   );
 
-  let sequence = 0;
-  const digestAt = (now: number): HeartbeatDigest => ({
-    schemaVersion: 1,
-    cluster: config.cluster,
-    relayId: 'nlc-relay-6f9c7d8b5-x2k4q',
-    leaderSince: t0 - 86_400_000,
-    observingSince: t0 - 86_400_000,
-    sequence: ++sequence,
-    observedAt: now,
-    part: { index: 0, count: 1 },
-    // Leases renew every 10 s, spread over the period.
-    probes: new Map(nodes.map((n, i) => [n.name, now - ((i * 7919) % 10_000)])),
-    // What the relay sends with them: the fingerprint of its copy of each node (the same as the cache's
-    // in a steady cluster, so the monitor reads nothing: docs/architecture.md#level-triggered).
-    fingerprints: new Map(nodes.map((n) => [n.name, nodeFingerprint(n)])),
-  });
+  const digestAt = steadyDigests(config.cluster, nodes);
   const rows: Row[] = [];
   const step = async <T>(label: string, fn: () => Promise<T>): Promise<T> => {
     const before = stores.capacity.snapshot();

@@ -21,12 +21,10 @@ import { CapacityCounter } from '../shared/adapters/dynamodb/index.js';
 import { runMonitorPass, type MonitorDeps, type MonitorOutcome } from '../shared/app/monitor.js';
 import { UPSTREAM_DEFAULTS, type ControllerConfig } from '../shared/config.js';
 import type { Effect, ResultOf } from '../shared/domain/effects.js';
-import type { HeartbeatDigest } from '../shared/events.js';
-import { nodeFingerprint } from '../shared/nodeFingerprint.js';
 import type { LoadedState } from '../shared/ports/stores.js';
 import { startDynamoDb } from '../test/helpers/dynamodb.js';
 import { FakeCluster } from '../test/helpers/fakeCluster.js';
-import { eksNode, t0 } from './eksNodes.js';
+import { eksNode, steadyDigests, t0 } from './eksNodes.js';
 
 /** DynamoDB's limit for one partition. */
 const PARTITION_WCU = 1_000;
@@ -178,19 +176,7 @@ async function run(nodeCount: number, registrationsPerPass: number): Promise<Pas
     registrationsPerPass,
   };
   const cache = new Map<string, LoadedState>();
-  let sequence = 0;
-  const digestAt = (now: number): HeartbeatDigest => ({
-    schemaVersion: 1,
-    cluster: config.cluster,
-    relayId: 'nlc-relay-6f9c7d8b5-x2k4q',
-    leaderSince: t0 - 86_400_000,
-    observingSince: t0 - 86_400_000,
-    sequence: ++sequence,
-    observedAt: now,
-    part: { index: 0, count: 1 },
-    probes: new Map(nodes.map((n, i) => [n.name, now - ((i * 7919) % 10_000)])),
-    fingerprints: new Map(nodes.map((n) => [n.name, nodeFingerprint(n)])),
-  });
+  const digestAt = steadyDigests(config.cluster, nodes);
 
   const rows: PassRow[] = [];
   let registered = 0;

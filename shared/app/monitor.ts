@@ -581,6 +581,14 @@ async function readPassNodes(
   return { fetched, checked, nodes: passNodes(loaded.nodes, checked, fetched) };
 }
 
+/** What a pass decides on: the state it starts from, its nodes and leases, and `now`. */
+interface PassInput {
+  readonly state: ControllerState;
+  readonly nodes: readonly Node[];
+  readonly leases: ReadonlyMap<string, Lease>;
+  readonly now: EpochMillis;
+}
+
 /**
  * Lease confirmation (v1.37): the API's word on the Leases of the nodes about to be marked Unknown.
  * Undefined when the emulated version has none.
@@ -589,12 +597,7 @@ async function confirmLeasesBeforePass(
   deps: MonitorDeps,
   meta: ClusterMeta,
   digest: HeartbeatDigest,
-  input: {
-    readonly state: ControllerState;
-    readonly nodes: readonly Node[];
-    readonly leases: ReadonlyMap<string, Lease>;
-    readonly now: EpochMillis;
-  },
+  input: PassInput,
 ): Promise<LeaseConfirmation | undefined> {
   const { config, observer } = deps;
   if (!upstreamBehaviour(config.emulationVersion).leaseConfirmation) return undefined;
@@ -664,12 +667,7 @@ function passOptions(deps: Pick<MonitorDeps, 'config' | 'registrationsPerPass'>)
 async function runPass(
   deps: MonitorDeps,
   executor: DecidingExecutor,
-  input: {
-    readonly state: ControllerState;
-    readonly nodes: readonly Node[];
-    readonly leases: ReadonlyMap<string, Lease>;
-    readonly now: EpochMillis;
-  },
+  input: PassInput,
 ): Promise<{ pass: MonitorPassResult; passMs: number }> {
   const { config, clock } = deps;
   const { state, nodes, leases, now } = input;
