@@ -60,6 +60,7 @@ const ZoneColumns: readonly Column<ZoneRow>[] = [
   { header: 'zone', value: (z) => zoneCell(z.zone) },
   {
     header: 'state',
+    // '-': the controller's first pass has not counted the zone yet (its nodes are counted from the API).
     value: (z) => `${z.state ?? '-'}${z.lastPass === null ? '' : '*'}`,
     colour: (z) => stateColour(z.state),
   },
@@ -250,7 +251,7 @@ export function renderScreen(
   const lines = [
     titleLine(snapshot, title, paint),
     '',
-    ...(snapshot.zones.length === 0 ? ['No zone yet: waiting for the first monitor pass.'] : zones),
+    ...(snapshot.zones.length === 0 ? ['No zone yet: the cluster has no node.'] : zones),
     '',
     nodeHeader,
     ...visibleNodes,

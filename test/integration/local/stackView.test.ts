@@ -107,8 +107,21 @@ describe('snapshotReader', () => {
         queuePosition: null,
       },
     ]);
-    // Empty controller state: no zone yet, no digest, so no probe the controller saw.
-    expect(snapshot.zones).toEqual([]);
+    // Empty controller state: no digest, so no probe the controller saw. The zone is counted from the
+    // nodes shown, with no state until the controller's first pass counts it.
+    expect(snapshot.zones).toEqual([
+      {
+        zone: 'region-1:zone-a',
+        state: null,
+        size: 2,
+        unhealthy: 0,
+        unhealthyPercent: 0,
+        limiter: null,
+        queueLength: 0,
+        processedOnce: 0,
+        lastPass: null,
+      },
+    ]);
     expect(snapshot.observedAt).toBeNull();
   });
 
