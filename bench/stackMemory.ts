@@ -2,7 +2,13 @@
 // is at most +20 MiB over 30 idle minutes):
 //
 //   npm run bench:stack-memory
-//   npx tsx bench/stackMemory.ts [--minutes 10] [--every 30] [--warmup 2] [--ephemeral] [--json]
+//   npx tsx bench/stackMemory.ts [--minutes 10] [--every 30] [--warmup 2] [--ephemeral] [--use] [--json]
+//
+// With --use the cluster is in use throughout (budget: at most +50 MiB over 30 minutes of use): every
+// 10 s the bench, through the API with the stack's kubeconfig, cordons or uncordons a node (node-taints
+// adds or removes the unschedulable taint: Node Changed, a write, Decisions) and creates a pod bound to a
+// node while deleting the one it created before (Pod Changed for taint-eviction and pod-processing, the
+// kubelets' deletion).
 //
 // Starts `nlc start --no-ui` (the built CLI, as `npm start` runs it) on free ports in a temporary data
 // directory, waits for "local stack ready", and samples every `--every` seconds the resident memory of
@@ -18,6 +24,16 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  CoreV1Api,
+  KubeConfig,
+  PatchStrategy,
+  setHeaderOptions,
+  V1Container,
+  V1ObjectMeta,
+  V1Pod,
+  V1PodSpec,
+} from '@kubernetes/client-node';
 
 const args = process.argv.slice(2);
 const flag = (name: string, fallback: number): number => {
@@ -30,6 +46,7 @@ const options = {
   everySeconds: flag('--every', 30),
   warmupMinutes: flag('--warmup', 2),
   ephemeral: args.includes('--ephemeral'),
+  use: args.includes('--use'),
   json: args.includes('--json'),
 };
 const log = (message: string): void => {
@@ -114,6 +131,57 @@ function slope(points: readonly (readonly [number, number])[]): number {
   return sxx === 0 ? 0 : sxy / sxx;
 }
 
+/**
+ * Keeps the cluster in use (--use): every 10 s a node cordoned or uncordoned in turn, and a pod created
+ * on a node while the previous one is deleted. Stops after its current cycle.
+ */
+function startUse(dir: string): { stop(): Promise<{ done: number; failed: number }> } {
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromFile(join(dir, 'kubeconfig'));
+  const core = kubeConfig.makeApiClient(CoreV1Api);
+  const run = { stopped: false };
+  let done = 0;
+  let failed = 0;
+  const loop = (async () => {
+    let previous: string | undefined;
+    for (let i = 0; !run.stopped; i++) {
+      try {
+        const nodes = (await core.listNode()).items
+          .map((n) => n.metadata?.name ?? '')
+          .filter((n) => n !== '');
+        const name = nodes[i % nodes.length] ?? '';
+        const node = await core.readNode({ name });
+        await core.patchNode(
+          { name, body: { spec: { unschedulable: node.spec?.unschedulable !== true } } },
+          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        );
+        const pod = `bench-use-${String(i)}`;
+        const body = new V1Pod();
+        body.metadata = Object.assign(new V1ObjectMeta(), { name: pod, namespace: 'default' });
+        body.spec = Object.assign(new V1PodSpec(), {
+          nodeName: nodes[(i * 7) % nodes.length] ?? name,
+          containers: [Object.assign(new V1Container(), { name: 'c', image: 'busybox' })],
+        });
+        await core.createNamespacedPod({ namespace: 'default', body });
+        if (previous !== undefined) await core.deleteNamespacedPod({ name: previous, namespace: 'default' });
+        previous = pod;
+        done++;
+      } catch (error) {
+        failed++;
+        log(`use cycle ${i} failed: ${error instanceof Error ? error.message : String(error)}`);
+      }
+      await sleep(10_000);
+    }
+  })();
+  return {
+    stop: async () => {
+      run.stopped = true;
+      await loop;
+      return { done, failed };
+    },
+  };
+}
+
 async function main(): Promise<void> {
   const root = fileURLToPath(new URL('../', import.meta.url));
   const dir = await mkdtemp(join(tmpdir(), 'nlc-bench-stack-memory-'));
@@ -155,6 +223,7 @@ async function main(): Promise<void> {
   // The log lines keep coming: read and drop them, so the pipe never fills.
   stack.stdout.resume();
   log(`ready; sampling every ${options.everySeconds} s for ${options.minutes} min`);
+  const use = options.use ? startUse(dir) : undefined;
 
   const samples: Sample[] = [];
   const started = performance.now();
@@ -183,6 +252,8 @@ async function main(): Promise<void> {
         (sample.heapUsedBytes === null ? '' : `; stack heap used ${mib(sample.heapUsedBytes)} MiB`),
     );
   }
+  const cycles = await use?.stop();
+  if (cycles !== undefined) log(`use: ${cycles.done} cycles, ${cycles.failed} failed`);
   stack.kill('SIGTERM');
   await exited;
   await rm(dir, { recursive: true, force: true });
@@ -221,7 +292,12 @@ async function main(): Promise<void> {
       memoryGiB: +(totalmem() / 2 ** 30).toFixed(1),
       node: process.version,
     },
-    stack: { ephemeral: options.ephemeral, minutes: options.minutes, warmupMinutes: options.warmupMinutes },
+    stack: {
+      ephemeral: options.ephemeral,
+      use: options.use,
+      minutes: options.minutes,
+      warmupMinutes: options.warmupMinutes,
+    },
     window: { fromSeconds: first.seconds, toSeconds: last.seconds },
     processes: rows,
     stackHeapUsed: {
@@ -244,14 +320,16 @@ async function main(): Promise<void> {
   const r = report;
   process.stdout.write(
     [
-      `Local stack memory, idle: ${r.machine.cpu}, ${r.machine.cores} cores, ${r.machine.memoryGiB} GiB, Node ${r.machine.node}`,
+      `Local stack memory, ${r.stack.use ? 'in use' : 'idle'}: ${r.machine.cpu}, ${r.machine.cores} cores, ${r.machine.memoryGiB} GiB, Node ${r.machine.node}`,
       `nlc start --no-ui${r.stack.ephemeral ? ' --ephemeral' : ''}, ${r.stack.minutes} min; fitted from ${r.window.fromSeconds} s to ${r.window.toSeconds} s (after ${r.stack.warmupMinutes} min warm-up)`,
       ...r.processes.map(
         (p) =>
           `  ${p.name.padEnd(26)} RSS ${String(p.rssMiB.start).padStart(6)} → ${String(p.rssMiB.end).padStart(6)} MiB, ${p.slopeMiBPerMinute} MiB/min (${p.projectedMiBPer30Minutes} MiB per 30 min)`,
       ),
       `  stack heap used            ${r.stackHeapUsed.startMiB ?? '?'} → ${r.stackHeapUsed.endMiB ?? '?'} MiB, ${r.stackHeapUsed.slopeMiBPerMinute} MiB/min`,
-      `Budget (idle): at most +20 MiB per 30 min`,
+      r.stack.use
+        ? `Budget (in use): at most +50 MiB per 30 min`
+        : `Budget (idle): at most +20 MiB per 30 min`,
       '',
     ].join('\n'),
   );
