@@ -96,6 +96,12 @@ const COERCE: { readonly [K in ConfigKey]: (input: unknown) => Coerced<Controlle
     (n) => n > 0 && n <= 1,
   ),
   evictionMode: coerceEvictionMode,
+  kubeApiQps: coerceNumber('a number of requests per second, more than 0 (like 20)', (n) => n > 0),
+  kubeApiBurst: coerceNumber(
+    'a whole number of requests, 1 or more (like 30)',
+    (n) => n >= 1 && n <= 2 ** 31 - 1, // upstream int32
+    true,
+  ),
   dryRun: coerceBoolean,
   cluster: coerceClusterName,
   relayLease: coerceLeaseRef,
@@ -203,6 +209,21 @@ export const CONFIG_KEYS: { readonly [K in ConfigKey]: ConfigKeyInfo } = {
     description: 'Period of doNoExecuteTaintingPass (the drainer); upstream constant NodeEvictionPeriod.',
     aliases: [],
   },
+  kubeApiQps: {
+    kind: 'number',
+    flag: '--kube-api-qps',
+    envVar: 'NLC_KUBE_API_QPS',
+    description:
+      "Requests per second each function's API client may send (client-go's throttle); bounds how many nodes a monitor pass marks.",
+    aliases: ['kubeAPIQPS', 'qps'],
+  },
+  kubeApiBurst: {
+    kind: 'integer',
+    flag: '--kube-api-burst',
+    envVar: 'NLC_KUBE_API_BURST',
+    description: 'Requests the API client may send at once before kubeApiQps paces them.',
+    aliases: ['kubeAPIBurst', 'burst'],
+  },
   dryRun: {
     kind: 'boolean',
     flag: null,
@@ -246,6 +267,8 @@ export const UPSTREAM_DEFAULTS: ControllerConfig = Object.freeze({
   podEvictionTimeout: 300_000,
   evictionMode: 'taint',
   nodeEvictionPeriod: 100,
+  kubeApiQps: 20,
+  kubeApiBurst: 30,
   dryRun: false,
   cluster: 'default',
   relayLease: 'nlc-system/nlc-relay',
@@ -327,6 +350,8 @@ export const ControllerConfigSchema = z
     podEvictionTimeout: versionedSetting('podEvictionTimeout'),
     evictionMode: setting('evictionMode'),
     nodeEvictionPeriod: setting('nodeEvictionPeriod'),
+    kubeApiQps: setting('kubeApiQps'),
+    kubeApiBurst: setting('kubeApiBurst'),
     dryRun: setting('dryRun'),
     cluster: setting('cluster'),
     relayLease: setting('relayLease'),

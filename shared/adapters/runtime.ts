@@ -236,6 +236,7 @@ export async function loadRuntime(env: Env, options: LoadRuntimeOptions): Promis
   const cluster = createKubernetesCluster(kubeConfig, {
     requestTimeoutMs: KubernetesRequestTimeout,
     clock,
+    throttle: { qps: config.kubeApiQps, burst: config.kubeApiBurst },
     onRetry: (notice) => {
       observer.debug('retrying a Kubernetes API request', { ...notice });
     },

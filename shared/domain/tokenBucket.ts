@@ -5,8 +5,9 @@
 //
 // What differs: the limiter is plain serializable data (it is stored between passes, in DynamoDB
 // later) and every operation is a pure function of the limiter and `now`; upstream reads the clock
-// inside TryAccept. Only TryAccept and QPS exist here: the NodeLifecycleController never calls
-// Accept/Wait/Stop on these limiters for anything but its own bookkeeping.
+// inside TryAccept. TryAccept and QPS serve the eviction limiters; `reserve` is the client's Wait
+// (client-go's request throttle, rest.Config QPS/Burst), which the Kubernetes adapter paces its
+// requests with.
 //
 // Where we mirror x/time/rate exactly:
 // - `tokens` is a float (x/time keeps `tokens float64`), not an integer count.
@@ -78,6 +79,28 @@ export function tryAccept(
   const accepted = 1 <= limiter.burst && waitIsZero(remaining, limiter.qps);
   if (!accepted) return { accepted: false, limiter };
   return { accepted: true, limiter: { ...limiter, tokens: remaining, last: at } };
+}
+
+/**
+ * Upstream tokenBucketRateLimiter.Wait = x/time `limiter.Wait` → reserveN(now, 1, wait budget): takes a
+ * token now, going into debt when there is none, and says how long the caller must wait before acting
+ * (0 with a token in hand). Callers one after another each wait one more 1/qps. A qps of 0 (or the never
+ * limiter) is an infinite wait once the burst is spent, which callers treat as "not within budget".
+ *
+ * @example
+ * reserve(newTokenBucketRateLimiter(20, 1, 0), 0).waitMs; // 0
+ * reserve(reserve(newTokenBucketRateLimiter(20, 1, 0), 0).limiter, 0).waitMs; // 50
+ */
+export function reserve(limiter: RateLimiter, now: EpochMillis): { limiter: RateLimiter; waitMs: number } {
+  if (limiter.kind === 'never' || limiter.burst < 1) return { limiter, waitMs: Infinity };
+  const at = Math.max(now, limiter.last);
+  const remaining = tokensAt(limiter, at) - 1;
+  if (remaining >= 0) return { limiter: { ...limiter, tokens: remaining, last: at }, waitMs: 0 };
+  if (limiter.qps <= 0) return { limiter, waitMs: Infinity };
+  return {
+    limiter: { ...limiter, tokens: remaining, last: at },
+    waitMs: (-remaining / limiter.qps) * MILLIS_PER_SECOND,
+  };
 }
 
 /**

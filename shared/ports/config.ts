@@ -31,6 +31,13 @@ export interface ControllerConfig {
   readonly evictionMode: EvictionMode;
   /** NodeEvictionPeriod: period of doNoExecuteTaintingPass / doEvictionPass upstream. 100ms. */
   readonly nodeEvictionPeriod: Millis;
+  /**
+   * --kube-api-qps: requests per second a function's client may send to the API server (client-go's
+   * token bucket, per client; kube-controller-manager gives each controller its own). 20.
+   */
+  readonly kubeApiQps: number;
+  /** --kube-api-burst: requests the client may send at once before kubeApiQps paces them. 30. */
+  readonly kubeApiBurst: number;
   /** Shadow mode: decide and record, never write to the cluster. */
   readonly dryRun: boolean;
   /** Name of the cluster this deployment serves; every state key starts with it. */

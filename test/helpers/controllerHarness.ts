@@ -22,6 +22,8 @@ export const testConfig: ControllerConfig = {
   podEvictionTimeout: 5 * 60_000,
   evictionMode: 'taint',
   nodeEvictionPeriod: 100,
+  kubeApiQps: 20,
+  kubeApiBurst: 30,
   dryRun: false,
   cluster: 'test',
   relayLease: 'nlc-system/nlc-relay',

@@ -233,6 +233,8 @@ describe('parseConfigObject (scenarios)', () => {
       podEvictionTimeout: 0,
       evictionMode: 'legacy',
       nodeEvictionPeriod: '50ms',
+      kubeApiQps: '50',
+      kubeApiBurst: 100,
       dryRun: true,
       cluster: 'prod-eu-1',
       relayLease: 'kube-system/relay',
@@ -249,6 +251,8 @@ describe('parseConfigObject (scenarios)', () => {
       podEvictionTimeout: 0,
       evictionMode: 'legacy',
       nodeEvictionPeriod: 50,
+      kubeApiQps: 50,
+      kubeApiBurst: 100,
       dryRun: true,
       cluster: 'prod-eu-1',
       relayLease: 'kube-system/relay',
@@ -364,6 +368,26 @@ describe('invalid settings name the field and the expected form', () => {
       name: 'large cluster threshold beyond int32',
       config: { largeClusterSizeThreshold: 2 ** 31 },
       issues: [{ path: 'config.largeClusterSizeThreshold', message: `${WHOLE} 2147483648` }],
+    },
+    {
+      name: 'zero API QPS',
+      config: { kubeApiQps: 0 },
+      issues: [
+        {
+          path: 'config.kubeApiQps',
+          message: 'expected a number of requests per second, more than 0 (like 20), got 0',
+        },
+      ],
+    },
+    {
+      name: 'fractional API burst',
+      config: { kubeApiBurst: '2.5' },
+      issues: [
+        {
+          path: 'config.kubeApiBurst',
+          message: 'expected a whole number of requests, 1 or more (like 30), got "2.5"',
+        },
+      ],
     },
     {
       name: 'grace equal to period',
@@ -692,6 +716,8 @@ describe('loadConfig (environment and overrides)', () => {
       podEvictionTimeout: { value: 300_000, source: 'default' },
       evictionMode: { value: 'taint', source: 'default' },
       nodeEvictionPeriod: { value: 100, source: 'default' },
+      kubeApiQps: { value: 20, source: 'default' },
+      kubeApiBurst: { value: 30, source: 'default' },
       dryRun: { value: true, source: 'env' },
       cluster: { value: 'prod', source: 'env' },
       relayLease: { value: 'nlc-system/nlc-relay', source: 'default' },

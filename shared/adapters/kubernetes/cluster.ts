@@ -46,7 +46,13 @@ import {
 } from '@kubernetes/client-node';
 import type { Effect, EffectResult, ReadResult, ResultOf, WriteResult } from '../../domain/effects.js';
 import type { KubeEvent } from '../../domain/kubeEvents.js';
-import { NamespaceNodeLease, type Millis, type Node, type Pod } from '../../domain/types.js';
+import {
+  NamespaceNodeLease,
+  type EpochMillis,
+  type Millis,
+  type Node,
+  type Pod,
+} from '../../domain/types.js';
 import type { ClusterCallOptions, ClusterPort, LeaderLease } from '../../ports/cluster.js';
 import type { Clock } from '../../ports/clock.js';
 import { createApiCall, fail, fromMapped, OK, quote, type ApiContext } from './apiCalls.js';
@@ -62,6 +68,7 @@ import {
 import {
   abortableSleep,
   createAgentPool,
+  createRequestThrottle,
   DEFAULT_RETRY_POLICY,
   type HttpBehaviour,
   type RetryNotice,
@@ -89,6 +96,16 @@ export interface KubernetesClusterOptions {
   readonly onRetry?: (notice: RetryNotice) => void;
   /** Sends each HTTP attempt instead of node-fetch (the simulator's in-process transport). */
   readonly transport?: HttpLibrary;
+  /**
+   * The client-side rate limit (kubeApiQps, kubeApiBurst): every attempt waits its turn. None: unpaced
+   * (the simulator, whose calls take no virtual time).
+   */
+  readonly throttle?: {
+    readonly qps: number;
+    readonly burst: number;
+    /** The throttle's clock: wall time unless a test gives one. */
+    readonly now?: () => EpochMillis;
+  };
 }
 
 const PAGE_SIZE = 500;
@@ -123,6 +140,9 @@ export function createKubernetesCluster(
     now: () => Date.now(),
     ...(options.onRetry === undefined ? {} : { onRetry: options.onRetry }),
     ...(options.transport === undefined ? {} : { transport: options.transport }),
+    ...(options.throttle !== undefined && {
+      throttle: createRequestThrottle({ now: () => Date.now(), ...options.throttle, sleep }),
+    }),
     agents: createAgentPool(),
   };
 

@@ -22,6 +22,7 @@ import {
   type RequestContext,
   type ResponseContext,
 } from '@kubernetes/client-node';
+import { newTokenBucketRateLimiter, reserve, type RateLimiter } from '../../domain/tokenBucket.js';
 import type { EpochMillis, Millis } from '../../domain/types.js';
 import { ClusterTransportError } from '../../errors.js';
 
@@ -70,11 +71,56 @@ export interface HttpBehaviour {
   readonly onRetry?: (notice: RetryNotice) => void;
   /** Shares keep-alive connections between calls (see createAgentPool). */
   readonly agents?: AgentPool;
+  /** Paces every attempt, retries included (client-go's rest.Config QPS/Burst); none: unpaced. */
+  readonly throttle?: RequestThrottle;
   /**
    * Sends one attempt; client-node's node-fetch library by default. `nlc simulate` passes one that
    * serves the request in process (local/simulate/transport.ts), so calls need no socket.
    */
   readonly transport?: HttpLibrary;
+}
+
+/**
+ * client-go's client-side rate limiter (flowcontrol.NewTokenBucketRateLimiter(QPS, Burst), whose Wait
+ * every request makes before each attempt): one per adapter, shared by all its calls, so a function
+ * never sends its API server more than `burst` requests at once and `qps` a second after that.
+ */
+export interface RequestThrottle {
+  /** Waits for this attempt's turn; rejects when `signal` aborts. */
+  wait(signal?: AbortSignal): Promise<void>;
+  /** Attempts paced so far, and the time they spent waiting for their turn. */
+  readonly stats: () => { readonly requests: number; readonly waitedMs: Millis };
+}
+
+/**
+ * A RequestThrottle over the token bucket of shared/domain/tokenBucket.ts, on `now` and `sleep`.
+ *
+ * @example
+ * const throttle = createRequestThrottle({ qps: 20, burst: 30, now: Date.now, sleep: abortableSleep });
+ * await throttle.wait(signal); // immediate for the first 30, then 50 ms apart
+ */
+export function createRequestThrottle(options: {
+  readonly qps: number;
+  readonly burst: number;
+  readonly now: () => EpochMillis;
+  readonly sleep: (ms: Millis, signal?: AbortSignal) => Promise<void>;
+}): RequestThrottle {
+  let limiter: RateLimiter = newTokenBucketRateLimiter(options.qps, options.burst, options.now());
+  let requests = 0;
+  let waitedMs = 0;
+  return {
+    async wait(signal) {
+      const turn = reserve(limiter, options.now());
+      limiter = turn.limiter;
+      requests++;
+      if (turn.waitMs <= 0) return;
+      // qps > 0 is validated (kubeApiQps), so every wait is finite; a bad caller fails loudly.
+      if (!Number.isFinite(turn.waitMs)) throw new RangeError('request throttle: a qps of 0 never admits');
+      waitedMs += turn.waitMs;
+      await options.sleep(turn.waitMs, signal);
+    },
+    stats: () => ({ requests, waitedMs }),
+  };
 }
 
 /** Keep-alive agents shared by the calls of one adapter. */
@@ -193,6 +239,21 @@ export function resilientHttpLibrary(behaviour: HttpBehaviour, signal?: AbortSig
     if (agent !== undefined) request.setAgent(agent);
     for (let attempt = 1; ; attempt++) {
       if (aborted()) throw new ClusterTransportError('aborted', what, attempt - 1, 'aborted by the caller');
+      if (behaviour.throttle !== undefined) {
+        try {
+          await behaviour.throttle.wait(signal);
+        } catch (error) {
+          throw new ClusterTransportError(
+            'aborted',
+            what,
+            attempt - 1,
+            'aborted by the caller while throttled',
+            {
+              cause: error,
+            },
+          );
+        }
+      }
       const timeout = AbortSignal.timeout(requestTimeoutMs);
       request.setSignal(signal === undefined ? timeout : AbortSignal.any([signal, timeout]));
       let cause: RetryNotice['cause'];

@@ -71,7 +71,11 @@ afterAll(async () => {
   });
 });
 
-function cluster(serverPort: number, maxAttempts = 3) {
+function cluster(
+  serverPort: number,
+  maxAttempts = 3,
+  throttle?: { readonly qps: number; readonly burst: number },
+) {
   const kc = new KubeConfig();
   kc.loadFromOptions({
     clusters: [{ name: 'c', server: `http://127.0.0.1:${serverPort}`, skipTLSVerify: true }],
@@ -91,6 +95,8 @@ function cluster(serverPort: number, maxAttempts = 3) {
     },
     random: () => 0,
     onRetry: (notice) => retries.push(notice),
+    // A frozen clock: every wait the throttle asks for is its own, not eaten by real time passing.
+    ...(throttle !== undefined && { throttle: { ...throttle, now: () => 0 } }),
   });
   return { port, waits, retries };
 }
@@ -172,6 +178,25 @@ describe('retries', () => {
       /^get node "node-a": GET \/api\/v1\/nodes\/node-a: .*ECONNREFUSED.* \(2 attempts\)$/,
     );
     expect(retries.map((r) => r.cause)).toEqual(['network']);
+  });
+});
+
+describe('the client-side rate limit (kubeApiQps, kubeApiBurst)', () => {
+  it('sends the burst at once, then one request per 1/qps, each retry waiting its turn too', async () => {
+    script = [(_, res) => status(res, 503)];
+    const { port: c, waits, retries } = cluster(port, 3, { qps: 10, burst: 2 });
+    for (let i = 0; i < 3; i++) expect((await c.getNode('node-a')).ok).toBe(true);
+    // Attempts: #1 (503) and its retry are the burst; the retry's backoff (100 ms) is not a token.
+    // Then calls 2 and 3, 100 ms and 200 ms of debt on a frozen clock.
+    expect(retries.map((r) => r.cause)).toEqual([503]);
+    expect(waits.map((w) => Math.round(w))).toEqual([100, 100, 200]);
+    expect(requests).toBe(4);
+  });
+
+  it('is not there unless configured: no waits without retries', async () => {
+    const { port: c, waits } = cluster(port);
+    for (let i = 0; i < 40; i++) expect((await c.getNode('node-a')).ok).toBe(true);
+    expect(waits).toEqual([]);
   });
 });
 

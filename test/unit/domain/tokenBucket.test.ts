@@ -4,6 +4,7 @@ import {
   fakeNeverRateLimiter,
   limiterQPS,
   newTokenBucketRateLimiter,
+  reserve,
   tokensAt,
   tryAccept,
 } from '../../../shared/domain/tokenBucket.js';
@@ -197,5 +198,43 @@ describe('tokensAt', () => {
     expect(tokensAt(drained, full - 1)).toBeLessThan(1);
     expect(tryAccept(drained, full - 1).accepted).toBe(false);
     expect(tryAccept(drained, full).accepted).toBe(true);
+  });
+});
+
+// client-go's tokenBucketRateLimiter.Wait (x/time reserveN with a wait budget): what the Kubernetes
+// adapter paces its requests with.
+describe('reserve', () => {
+  it('spends the burst at once, then spaces callers 1/qps apart (client-go QPS 20, burst 30)', () => {
+    let limiter = newTokenBucketRateLimiter(20, 30, 0);
+    const waits: number[] = [];
+    for (let i = 0; i < 33; i++) {
+      const r = reserve(limiter, 0);
+      limiter = r.limiter;
+      waits.push(r.waitMs);
+    }
+    expect(waits.slice(0, 30)).toEqual(Array<number>(30).fill(0));
+    expect(waits.slice(30).map((w) => Math.round(w))).toEqual([50, 100, 150]);
+  });
+
+  it('refills with time: after the debt is paid, the next token is free again', () => {
+    let limiter = newTokenBucketRateLimiter(10, 1, 0);
+    limiter = reserve(limiter, 0).limiter;
+    const second = reserve(limiter, 0);
+    expect(second.waitMs).toBeCloseTo(100, 6);
+    // At 200 ms the debt (-1 at 0) is repaid and one token more has come.
+    expect(reserve(second.limiter, 200).waitMs).toBe(0);
+  });
+
+  it('a clock going backwards refills nothing and grants no extra token', () => {
+    let limiter = newTokenBucketRateLimiter(1, 1, 10_000);
+    limiter = reserve(limiter, 10_000).limiter;
+    expect(reserve(limiter, 5_000).waitMs).toBeCloseTo(1_000, 6);
+  });
+
+  it('waits forever on a zero rate once the burst is spent, and on the never limiter', () => {
+    const zero = reserve(newTokenBucketRateLimiter(0, 1, 0), 0);
+    expect(zero.waitMs).toBe(0);
+    expect(reserve(zero.limiter, 60_000).waitMs).toBe(Infinity);
+    expect(reserve(fakeNeverRateLimiter, 0).waitMs).toBe(Infinity);
   });
 });
