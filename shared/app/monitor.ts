@@ -86,6 +86,30 @@ export const MonitorSource = 'monitor';
  */
 export const MaxRegistrationsPerPass = 1_000;
 
+/**
+ * Seconds of API requests, at kubeApiQps, that one pass budgets for its registrations and markings
+ * (MonitorOptions.markingLimit; docs/monitor.md#marking). The function's timeout is 60 s: this leaves
+ * room for the load, the commit, the throttle's burst and some retries.
+ */
+export const MonitorApiSecondsPerPass = 20;
+
+/**
+ * A first marking of a Ready node is at least 4 requests (its Lease confirmed, its status written, its
+ * pods listed, NodeNotReady recorded), before its pods' own writes: a pass starts at most budget / 4.
+ */
+const RequestsPerMarkingAtLeast = 4;
+
+/**
+ * The API requests a pass may spend on registering and marking nodes: the client's burst plus
+ * MonitorApiSecondsPerPass at kubeApiQps. 430 with upstream's 20 / 30.
+ *
+ * @example
+ * passApiBudget({ kubeApiQps: 20, kubeApiBurst: 30 }); // 430
+ */
+export function passApiBudget(config: Pick<ControllerConfig, 'kubeApiQps' | 'kubeApiBurst'>): number {
+  return Math.max(1, Math.floor(config.kubeApiBurst + config.kubeApiQps * MonitorApiSecondsPerPass));
+}
+
 export interface MonitorDeps {
   readonly config: ControllerConfig;
   readonly stores: Pick<
@@ -115,6 +139,8 @@ export interface MonitorDeps {
   readonly signal?: AbortSignal;
   /** Replaces MaxRegistrationsPerPass (tests split a small cluster's first pass with it). */
   readonly registrationsPerPass?: number;
+  /** Replaces the marking limit passApiBudget gives (tests split a small mass failure with it). */
+  readonly markingLimit?: MonitorOptions['markingLimit'];
 }
 
 /**
@@ -150,6 +176,10 @@ export interface MonitorPassSummary {
   readonly attempts: number;
   /** New nodes left for the next passes (MaxRegistrationsPerPass); absent when none. */
   readonly waitingToRegister?: number;
+  /** Nodes due to be marked left for the next passes (passApiBudget); absent when none. */
+  readonly waitingToMark?: number;
+  /** API requests the pass's decisions stood for (lease confirmations included); absent when none. */
+  readonly apiRequests?: number;
   readonly drainerTriggered: boolean;
   /**
    * The pass was held by lease confirmation (v1.37, PR #138698): nothing decided, the digest's position
@@ -475,7 +505,14 @@ async function passAndCommit(
     });
   }
 
-  const { pass, passMs } = await runPass(deps, executor, { state, nodes: read.nodes, leases, now });
+  // The Lease reads of confirmation came out of the same budget (an unconfirmed node was not read).
+  const confirmations = confirmation === undefined ? 0 : confirmation.confirmed.length;
+  const { pass, passMs } = await runPass(
+    deps,
+    executor,
+    { state, nodes: read.nodes, leases, now },
+    confirmations,
+  );
   const masterDisruption = masterDisruptionAfter(
     pass.disruption.masterDisruption,
     loaded.meta.masterDisruption,
@@ -499,6 +536,8 @@ async function passAndCommit(
     passMs,
     drainerTriggered,
     waitingToRegister: pass.waiting,
+    waitingToMark: pass.waitingToMark,
+    apiRequests: pass.apiRequests + confirmations,
   });
   observer.info('monitor pass', {
     ...summary,
@@ -653,13 +692,23 @@ async function holdPass(
 
 /**
  * How the functions run monitorNodeHealth: the digest is the only probe source (nodeHealth.ts
- * heartbeatIsProbe: the node copies lag), shadow mode, and registrations bounded per pass.
+ * heartbeatIsProbe: the node copies lag), shadow mode, and registrations and markings bounded per pass
+ * by its API budget (passApiBudget), less the requests already `spent` on it (lease confirmation).
  */
-function passOptions(deps: Pick<MonitorDeps, 'config' | 'registrationsPerPass'>): MonitorOptions {
+function passOptions(
+  deps: Pick<MonitorDeps, 'config' | 'registrationsPerPass' | 'markingLimit'>,
+  spent = 0,
+): MonitorOptions {
+  const budget = passApiBudget(deps.config);
+  const markingLimit = deps.markingLimit ?? {
+    nodes: Math.max(1, Math.floor(budget / RequestsPerMarkingAtLeast)),
+    requests: budget,
+  };
   return {
     heartbeatIsProbe: false,
     shadow: deps.config.dryRun,
-    registrationLimit: deps.registrationsPerPass ?? MaxRegistrationsPerPass,
+    registrationLimit: deps.registrationsPerPass ?? Math.min(MaxRegistrationsPerPass, budget),
+    markingLimit: { nodes: markingLimit.nodes, requests: Math.max(0, markingLimit.requests - spent) },
   };
 }
 
@@ -668,12 +717,13 @@ async function runPass(
   deps: MonitorDeps,
   executor: DecidingExecutor,
   input: PassInput,
+  spent: number,
 ): Promise<{ pass: MonitorPassResult; passMs: number }> {
   const { config, clock } = deps;
   const { state, nodes, leases, now } = input;
   const passStarted = clock.now();
   const pass: MonitorPassResult = await driveAsync(
-    monitorNodeHealth(state, { nodes, leases }, now, config, passOptions(deps)),
+    monitorNodeHealth(state, { nodes, leases }, now, config, passOptions(deps, spent)),
     executor.execute,
   );
   return { pass, passMs: clock.now() - passStarted };
@@ -777,6 +827,8 @@ function passSummary(
     readonly drainerTriggered: boolean;
     readonly heldBy?: MonitorPassSummary['heldBy'];
     readonly waitingToRegister?: number;
+    readonly waitingToMark?: number;
+    readonly apiRequests?: number;
   },
 ): MonitorPassSummary {
   return {
@@ -796,6 +848,8 @@ function passSummary(
     ...(pass.heldBy !== undefined && { heldBy: pass.heldBy }),
     ...(pass.waitingToRegister !== undefined &&
       pass.waitingToRegister > 0 && { waitingToRegister: pass.waitingToRegister }),
+    ...(pass.waitingToMark !== undefined && pass.waitingToMark > 0 && { waitingToMark: pass.waitingToMark }),
+    ...(pass.apiRequests !== undefined && pass.apiRequests > 0 && { apiRequests: pass.apiRequests }),
   };
 }
 

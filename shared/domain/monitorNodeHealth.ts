@@ -17,7 +17,7 @@ import {
   type WorkingState,
   workingCopy,
 } from './controllerState.js';
-import { perform, type Pass } from './effects.js';
+import { type Effect, perform, type Pass } from './effects.js';
 import { upstreamBehaviour } from './upstreamVersion.js';
 import { registeredNodeEvent, removingNodeEvent, nodeNotReadyEvent } from './kubeEvents.js';
 import {
@@ -103,6 +103,40 @@ export interface MonitorOptions {
    * is registered. Undefined: every new node at once, as upstream. docs/monitor.md#registration.
    */
   readonly registrationLimit?: number;
+  /**
+   * Not upstream: how much marking a pass takes on (docs/monitor.md#marking). A node whose first look
+   * says "mark it" (its status write, then its pods and NoExecute taint) is started only while fewer
+   * than `nodes` markings were started and fewer than `requests` API requests were made by this pass
+   * (effectRequests: registrations, status writes, reads, Events, pod writes); the others wait for a
+   * later pass. A waiting node is counted in its zone with the Ready condition the write would leave,
+   * so zone states stay the whole cluster's; it gets no decision, no write and no health update until
+   * its turn, so the next pass looks at it again exactly as this one did. Upstream's pass instead
+   * takes as long as its client's rate limit (--kube-api-qps) makes it; a pass here must end within
+   * its function's timeout. Undefined: no limit, as upstream.
+   */
+  readonly markingLimit?: { readonly nodes: number; readonly requests: number };
+}
+
+/**
+ * The API requests an effect stands for, as the pass counts them against MonitorOptions.markingLimit:
+ * one per call, and one per pod for MarkPodsNotReady (one status write each, as upstream). The adapter
+ * may send a few more (a taint patch reads the node first); its throttle paces those all the same.
+ *
+ * @example
+ * effectRequests({ kind: 'markPodsNotReady', node: 'a', pods: [p1, p2], why: '' }); // 2
+ */
+export function effectRequests(effect: Effect): number {
+  return effect.kind === 'markPodsNotReady' ? effect.pods.length : 1;
+}
+
+/** Runs `inner`, adding each effect's requests to `counter` before it is performed. */
+function* countingRequests<R>(inner: Pass<R>, counter: { requests: number }): Pass<R> {
+  let step = inner.next();
+  while (step.done !== true) {
+    counter.requests += effectRequests(step.value);
+    step = inner.next(yield step.value);
+  }
+  return step.value;
 }
 
 /**
@@ -144,6 +178,10 @@ export interface MonitorPassResult {
   readonly registered: readonly string[];
   /** New nodes left for a later pass by MonitorOptions.registrationLimit (0 without one). */
   readonly waiting: number;
+  /** Nodes due to be marked that MonitorOptions.markingLimit left for a later pass (0 without one). */
+  readonly waitingToMark: number;
+  /** API requests the pass's effects stand for (effectRequests). */
+  readonly apiRequests: number;
   readonly removed: readonly string[];
   /** Nodes whose health could not be updated ("Skipping - no pods will be evicted"). */
   readonly healthUpdateFailures: readonly string[];
@@ -220,7 +258,7 @@ export function nodesToMarkUnknown(
     classifyNodes(input.nodes, state.knownNodes, state.zoneStates).added,
     options.registrationLimit,
   );
-  return input.nodes
+  const due = input.nodes
     .filter(
       (node) =>
         !waiting.has(node.name) &&
@@ -234,6 +272,8 @@ export function nodesToMarkUnknown(
         ).statusUpdate !== undefined,
     )
     .map((node) => node.name);
+  // The pass starts at most this many markings, the first in list order (MonitorOptions.markingLimit).
+  return options.markingLimit === undefined ? due : due.slice(0, Math.max(0, options.markingLimit.nodes));
 }
 
 export function* monitorNodeHealth(
@@ -243,6 +283,19 @@ export function* monitorNodeHealth(
   config: MonitorConfig,
   options: MonitorOptions = {},
 ): Pass<MonitorPassResult> {
+  const counter = { requests: 0 };
+  const result = yield* countingRequests(monitorPass(state, input, now, config, options, counter), counter);
+  return { ...result, apiRequests: counter.requests };
+}
+
+function* monitorPass(
+  state: ControllerState,
+  input: MonitorInput,
+  now: EpochMillis,
+  config: MonitorConfig,
+  options: MonitorOptions,
+  counter: { readonly requests: number },
+): Pass<Omit<MonitorPassResult, 'apiRequests'>> {
   const s = workingCopy(state);
   const { added, deleted, newZoneRepresentatives } = classifyNodes(
     input.nodes,
@@ -283,6 +336,9 @@ export function* monitorNodeHealth(
   const nodeCopies = new Map<string, Node>();
   const healthOptions = { heartbeatIsProbe: options.heartbeatIsProbe ?? true };
   const taintOnCurrent = upstreamBehaviour(config.emulationVersion).taintOnCurrentReadyCondition;
+  const { markingLimit } = options;
+  let markingsStarted = 0;
+  let waitingToMark = 0;
 
   for (const copy of input.nodes) {
     if (waiting.size > 0 && waiting.has(copy.name)) {
@@ -307,6 +363,16 @@ export function* monitorNodeHealth(
     // generator (what a pass allocates per node adds up over 5,000 nodes every 5 s). The generator
     // starts over from that same attempt (tryUpdateNodeHealth is pure).
     const first = tryUpdateNodeHealth(listed, lease, savedBefore, now, config, healthOptions);
+    if (first.statusUpdate !== undefined && markingLimit !== undefined) {
+      if (markingsStarted >= markingLimit.nodes || counter.requests >= markingLimit.requests) {
+        // Its turn comes in a later pass; its zone counts it as the write would leave it.
+        waitingToMark++;
+        if (!isNodeExcludedFromDisruptionChecks(listed))
+          pushZoneCondition(zoneToNodeConditions, getZoneKey(listed.labels), first.currentReadyCondition);
+        continue;
+      }
+      markingsStarted++;
+    }
     const updated =
       first.statusUpdate === undefined
         ? settle(s, listed, first)
@@ -381,6 +447,7 @@ export function* monitorNodeHealth(
     disruption,
     registered: admitted.map((n) => n.name),
     waiting: added.length - admitted.length,
+    waitingToMark,
     removed: deleted,
     healthUpdateFailures,
     readiness,

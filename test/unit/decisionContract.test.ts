@@ -484,6 +484,8 @@ describe("the producers' output reads back", () => {
       },
       registered: [],
       waiting: 0,
+      waitingToMark: 0,
+      apiRequests: 0,
       removed: [],
       healthUpdateFailures: [],
       readiness: new Map(),

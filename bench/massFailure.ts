@@ -1,0 +1,409 @@
+// A zone failing at once in a large cluster (issue #22): how long until every node of the zone is
+// marked Unknown with its pods Ready=False, what each pass costs, and whether the cluster's DynamoDB
+// partitions stay inside their limits. The real monitor service (shared/app/monitor.ts) runs against the
+// real DynamoDB stores on dynalite; the API server is an in-memory cluster whose requests go through the
+// functions' own request throttle (kubeApiQps, kubeApiBurst) on a virtual clock, with a fixed latency
+// per request: the API time of a pass is what the throttle and that latency make it, not this
+// machine's speed.
+//
+//   npx tsx bench/massFailure.ts [--nodes 100000] [--failed-fraction 0.333] [--pods-per-node 10]
+//                                [--qps 20,100,500] [--latency-ms 5] [--burst-factor 1.5] [--json]
+//
+// Timeline (virtual): every node renews every 10 s; at tFail the first zone's kubelets all stop. A digest
+// comes every 5 s; a pass takes its measured compute time plus its API time, and the next pass takes the
+// newest digest at or after its end (the monitor is serialized: digests that arrive during a pass wait).
+// What node-taints does on each Node Changed (the node cache follows the API) is done between passes and
+// reported apart. Reported per qps: passes, time from the zone's grace period expiring to the last node
+// marked, per-pass wall, API and DynamoDB figures, the heap's peak, and the Nodes partition's write rate.
+import { performance } from 'node:perf_hooks';
+import { getHeapStatistics } from 'node:v8';
+import { cpus, loadavg } from 'node:os';
+import { CapacityCounter } from '../shared/adapters/dynamodb/index.js';
+import { createRequestThrottle } from '../shared/adapters/kubernetes/resilientHttp.js';
+import {
+  runMonitorPass,
+  passApiBudget,
+  type MonitorDeps,
+  type MonitorOutcome,
+} from '../shared/app/monitor.js';
+import { UPSTREAM_DEFAULTS, type ControllerConfig } from '../shared/config.js';
+import type { Effect, EffectResult, ResultOf } from '../shared/domain/effects.js';
+import { effectRequests } from '../shared/domain/monitorNodeHealth.js';
+import { doNoScheduleTaintingPass, taintsAfterSwap } from '../shared/domain/taints.js';
+import type { Node, Pod } from '../shared/domain/types.js';
+import type { HeartbeatDigest } from '../shared/events.js';
+import { nodeFingerprint } from '../shared/nodeFingerprint.js';
+import type { LoadedState } from '../shared/ports/stores.js';
+import { startDynamoDb } from '../test/helpers/dynamodb.js';
+import { eksNode, t0 } from './eksNodes.js';
+
+const args = process.argv.slice(2);
+const value = (name: string): string | undefined => {
+  const i = args.indexOf(name);
+  return i < 0 ? undefined : args[i + 1];
+};
+const number = (name: string, fallback: number): number => {
+  const v = Number(value(name));
+  return value(name) === undefined || !Number.isFinite(v) ? fallback : v;
+};
+const options = {
+  nodes: number('--nodes', 100_000),
+  failedFraction: number('--failed-fraction', 1 / 3),
+  podsPerNode: number('--pods-per-node', 10),
+  qps: (value('--qps') ?? '20,100,500').split(',').map(Number),
+  latencyMs: number('--latency-ms', 5),
+  burstFactor: number('--burst-factor', 1.5),
+  json: args.includes('--json'),
+};
+const log = (message: string): void => {
+  process.stderr.write(`[bench:mass-failure] ${message}\n`);
+};
+const PERIOD = 5_000;
+const PARTITION_WCU = 1_000;
+
+/** The API server: nodes and their pods in memory, every request paced by the functions' throttle. */
+class PacedCluster {
+  readonly nodes = new Map<string, Node>();
+  readonly notReadyPods = new Set<string>();
+  readonly changed = new Set<string>();
+  /** Virtual milliseconds spent in API calls (throttle waits and latency). */
+  apiMs = 0;
+  requests = 0;
+  private readonly throttle;
+  private resourceVersion = 2_000_000;
+
+  constructor(
+    nodes: readonly Node[],
+    qps: number,
+    burst: number,
+    private readonly latencyMs: number,
+    private readonly podsPerNode: number,
+  ) {
+    for (const node of nodes) this.nodes.set(node.name, node);
+    let virtual = 0;
+    this.throttle = createRequestThrottle({
+      qps,
+      burst,
+      now: () => virtual + this.apiMs,
+      sleep: (ms) => {
+        this.apiMs += ms;
+        return Promise.resolve();
+      },
+    });
+    // The throttle's clock runs on between passes too (set by the caller through advance()).
+    this.advance = (ms) => {
+      virtual += ms;
+    };
+  }
+
+  readonly advance: (ms: number) => void;
+
+  private async paced(requests: number): Promise<void> {
+    for (let i = 0; i < requests; i++) {
+      await this.throttle.wait();
+      this.apiMs += this.latencyMs;
+      this.requests++;
+    }
+  }
+
+  pods(node: string): Pod[] {
+    return Array.from({ length: this.podsPerNode }, (_, k) => {
+      const name = `${node.slice(0, 20)}-p${k}`;
+      return {
+        namespace: 'default',
+        name,
+        uid: `${node}/${k}`,
+        nodeName: node,
+        tolerations: [],
+        ready: this.notReadyPods.has(`${node}/${k}`) ? 'False' : 'True',
+      } satisfies Pod;
+    });
+  }
+
+  readonly byKind = new Map<string, number>();
+
+  readonly execute = async (effect: Effect): Promise<EffectResult> => {
+    await this.paced(effectRequests(effect));
+    this.byKind.set(effect.kind, (this.byKind.get(effect.kind) ?? 0) + effectRequests(effect));
+    switch (effect.kind) {
+      case 'updateNodeStatus': {
+        const node = this.nodes.get(effect.node);
+        if (node === undefined) return { ok: false, reason: 'NotFound', message: 'not found' };
+        const written = {
+          ...node,
+          conditions: effect.conditions,
+          resourceVersion: String(this.resourceVersion++),
+        };
+        this.nodes.set(node.name, written);
+        this.changed.add(node.name);
+        return { ok: true, node: written };
+      }
+      case 'getNode': {
+        const node = this.nodes.get(effect.node);
+        return node === undefined
+          ? { ok: false, reason: 'NotFound', message: 'not found' }
+          : { ok: true, value: node };
+      }
+      case 'listPodsOnNode':
+        return { ok: true, value: this.pods(effect.node) };
+      case 'markPodsNotReady':
+        for (const pod of effect.pods) this.notReadyPods.add(pod.uid);
+        return { ok: true };
+      case 'recordEvent':
+        return { ok: true };
+      default:
+        throw new Error(`unexpected in a mass failure: ${effect.kind}`);
+    }
+  };
+}
+
+interface PassRow {
+  readonly at: number;
+  readonly wallMs: number;
+  readonly apiMs: number;
+  readonly apiRequests: number;
+  readonly waitingToMark: number;
+  readonly rru: number;
+  readonly wru: number;
+  readonly nodesWru: number;
+  readonly requests: number;
+  readonly heapMiB: number;
+}
+
+const messages = new Map<string, number>();
+async function run(qps: number) {
+  const config: ControllerConfig = {
+    ...UPSTREAM_DEFAULTS,
+    cluster: 'bench',
+    kubeApiQps: qps,
+    kubeApiBurst: Math.max(1, Math.round(qps * options.burstFactor)),
+  };
+  const db = await startDynamoDb(`nlc-mass-${qps}`);
+  let wall = t0;
+  const stores = db.stores({ clock: { now: () => wall }, settings: { writeConcurrency: 32 } });
+  const nodes = Array.from({ length: options.nodes }, (_, i) => eksNode(i));
+  const api = new PacedCluster(
+    nodes,
+    config.kubeApiQps,
+    config.kubeApiBurst,
+    options.latencyMs,
+    options.podsPerNode,
+  );
+  const failedZone = nodes[0]?.labels['topology.kubernetes.io/zone'] ?? '';
+  const zoneNodes = nodes.filter((n) => n.labels['topology.kubernetes.io/zone'] === failedZone);
+  // The first zone's nodes, up to the failed fraction of the cluster (a third: the whole zone).
+  const failed = new Set(
+    zoneNodes.slice(0, Math.round(options.nodes * options.failedFraction)).map((n) => n.name),
+  );
+  const execute = <E extends Effect>(effect: E): Promise<ResultOf<E>> =>
+    api.execute(effect) as Promise<ResultOf<E>>;
+  const unused = (): Promise<never> => Promise.reject(new Error('unused in a mass failure'));
+  const deps: MonitorDeps = {
+    config,
+    stores,
+    cluster: {
+      execute,
+      getNode: (name: string) => execute({ kind: 'getNode', node: name }),
+      addNodeLabels: unused,
+      listPodsOnNode: (name: string) => execute({ kind: 'listPodsOnNode', node: name }),
+      deletePodForTaintEviction: unused,
+      getLeaderLease: () =>
+        Promise.resolve({ ok: false as const, reason: 'NotFound' as const, message: 'no leader election' }),
+      getNodeLeaseVersion: unused,
+      getServerVersion: () => Promise.resolve({ ok: true as const, value: 'v1.37.0' }),
+    },
+    observer: {
+      debug() {},
+      info: (m: string) => {
+        messages.set(m, (messages.get(m) ?? 0) + 1);
+      },
+      warn: (m: string) => {
+        messages.set(m, (messages.get(m) ?? 0) + 1);
+      },
+      error() {},
+      metric() {},
+    },
+    clock: { now: () => wall },
+    triggerDrainer: () => Promise.resolve(),
+  };
+  const cache = new Map<string, LoadedState>();
+  const seed = async (list: readonly Node[]): Promise<void> => {
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 32 }, async () => {
+        while (next < list.length) {
+          const node = list[next++];
+          if (node !== undefined) await stores.nodes.putNode(config.cluster, node);
+        }
+      }),
+    );
+  };
+  const started = performance.now();
+  await seed(nodes);
+  log(`qps ${qps}: ${options.nodes} nodes seeded in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+
+  // Fingerprints as the relay computes them from the API's nodes, recomputed for those that changed.
+  const fingerprints = new Map(nodes.map((n) => [n.name, nodeFingerprint(n)]));
+  let sequence = 0;
+  const tFail = t0 + 120_000;
+  const digestAt = (now: number): HeartbeatDigest => {
+    return {
+      schemaVersion: 1,
+      cluster: config.cluster,
+      relayId: 'nlc-relay-6f9c7d8b5-x2k4q',
+      leaderSince: t0 - 86_400_000,
+      observingSince: t0 - 86_400_000,
+      sequence: ++sequence,
+      observedAt: now,
+      part: { index: 0, count: 1 },
+      probes: new Map(
+        nodes.map((n, i) => {
+          const renewed = now - ((i * 7919) % 10_000);
+          return [n.name, failed.has(n.name) ? Math.min(renewed, tFail - ((i * 7919) % 10_000)) : renewed];
+        }),
+      ),
+      fingerprints,
+    };
+  };
+  // What node-taints does with each Node Changed (its own function and API client): the NoSchedule
+  // taint the new conditions call for (doNoScheduleTaintingPass), and the cache follows the API.
+  let nodeTaintsRequests = 0;
+  const followApi = async (): Promise<number> => {
+    const list = [...api.changed].flatMap((name) => {
+      const node = api.nodes.get(name);
+      if (node === undefined) return [];
+      const swap = doNoScheduleTaintingPass(node);
+      if (swap === undefined) return [node];
+      nodeTaintsRequests++;
+      const tainted = {
+        ...node,
+        taints: taintsAfterSwap(node.taints, swap.toAdd, swap.toRemove, wall),
+        resourceVersion: String(Number(node.resourceVersion) + 1),
+      };
+      api.nodes.set(name, tainted);
+      return [tainted];
+    });
+    await seed(list);
+    for (const node of list) fingerprints.set(node.name, nodeFingerprint(node));
+    return list.length;
+  };
+
+  // Register every node (not measured here: docs/monitor.md#registration), then settle.
+  let now = t0;
+  const setup = { ...deps, registrationsPerPass: 20_000, markingLimit: { nodes: 0, requests: 0 } };
+  for (;;) {
+    wall = now;
+    const outcome = await runMonitorPass(setup, digestAt(now), { cache });
+    now += PERIOD;
+    if (outcome.kind === 'processed' && outcome.summary.waitingToRegister === undefined) break;
+  }
+  log(`qps ${qps}: registered at ${((performance.now() - started) / 1000).toFixed(0)} s`);
+  while (now < tFail) {
+    wall = now;
+    await runMonitorPass(deps, digestAt(now), { cache });
+    now += PERIOD;
+  }
+  await followApi();
+  api.changed.clear();
+
+  const rows: PassRow[] = [];
+  let heapPeak = 0;
+  let nodeTaintsWru = 0;
+  const deadline = tFail + 6 * 3_600_000;
+  let firstDue: number | undefined;
+  let lastMarked: number | undefined;
+  while (now < deadline) {
+    wall = now;
+    const digest = digestAt(now);
+    const before = stores.capacity.snapshot();
+    const apiBefore = api.apiMs;
+    const requestsBefore = api.requests;
+    const t = performance.now();
+    const outcome: MonitorOutcome = await runMonitorPass(deps, digest, { cache });
+    const wallMs = performance.now() - t;
+    const used = CapacityCounter.difference(stores.capacity.snapshot(), before);
+    const heap = getHeapStatistics().used_heap_size / 2 ** 20;
+    heapPeak = Math.max(heapPeak, heap);
+    if (outcome.kind !== 'processed') throw new Error(`pass not processed: ${outcome.kind}`);
+    const s = outcome.summary;
+    const apiMs = api.apiMs - apiBefore;
+    const waitingToMark = s.waitingToMark ?? 0;
+    const marked = api.changed.size;
+    if (firstDue === undefined && (marked > 0 || waitingToMark > 0)) firstDue = now;
+    rows.push({
+      at: now,
+      wallMs,
+      apiMs,
+      apiRequests: api.requests - requestsBefore,
+      waitingToMark,
+      rru: used.readUnits,
+      wru: used.writeUnits,
+      nodesWru: used.byTable[db.tables.nodes]?.writeUnits ?? used.writeUnits,
+      requests: used.requests,
+      heapMiB: heap,
+    });
+    const cacheBefore = stores.capacity.snapshot();
+    // node-taints gets the Node Changed events a moment after the writes.
+    wall = now + wallMs + 1_000;
+    await followApi();
+    nodeTaintsWru += CapacityCounter.difference(stores.capacity.snapshot(), cacheBefore).writeUnits;
+    api.changed.clear();
+    // The pass ends after its compute and its API time; the next digest is the first at or after that.
+    const end = now + wallMs + apiMs;
+    api.advance(end - now);
+    if (firstDue !== undefined && waitingToMark === 0 && marked > 0) {
+      lastMarked = end;
+      break;
+    }
+    now = Math.max(now + PERIOD, Math.ceil(end / PERIOD) * PERIOD);
+  }
+  await db.stop();
+  const notMarked = [...failed].filter(
+    (name) => api.nodes.get(name)?.conditions.find((c) => c.type === 'Ready')?.status !== 'Unknown',
+  ).length;
+  log(`qps ${qps}: API requests by kind ${JSON.stringify(Object.fromEntries(api.byKind))}`);
+  log(`log lines ${JSON.stringify(Object.fromEntries(messages))}`);
+  return {
+    qps,
+    config,
+    failed: failed.size,
+    rows,
+    heapPeak,
+    nodeTaintsWru,
+    nodeTaintsRequests,
+    firstDue,
+    lastMarked,
+    notMarked,
+  };
+}
+
+const fmt = (n: number, digits = 0): string =>
+  n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+const results = [];
+for (const qps of options.qps) results.push(await run(qps));
+if (options.json) {
+  console.log(JSON.stringify({ options, results }, null, 2));
+} else {
+  console.log(
+    `# Mass failure: ${fmt(options.nodes)} nodes in 3 zones, ${fmt(results[0]?.failed ?? 0)} of them silent at once, ${options.podsPerNode} pods each; API latency ${options.latencyMs} ms; ${cpus().length} cores, load ${loadavg()[0]?.toFixed(1)}`,
+  );
+  console.log(
+    '\n| kubeApiQps / burst | pass API budget | marking passes | grace expiry → last node marked | slowest pass (compute + API) | requests per pass | WRU per pass (Nodes table) | Nodes WCU/s at most | node-taints WRU (cache) | heap peak | not marked |',
+  );
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|');
+  for (const r of results) {
+    const marking = r.rows.filter((row) => row.apiRequests > 0);
+    const slowest = marking.reduce<PassRow | undefined>(
+      (a, b) => (a === undefined || b.wallMs + b.apiMs > a.wallMs + a.apiMs ? b : a),
+      undefined,
+    );
+    const wcu = Math.max(
+      ...marking.map((row) => row.nodesWru / Math.max(1, (row.wallMs + row.apiMs) / 1000)),
+    );
+    const span =
+      r.lastMarked !== undefined && r.firstDue !== undefined ? (r.lastMarked - r.firstDue) / 1000 : NaN;
+    console.log(
+      `| ${r.qps} / ${r.config.kubeApiBurst} | ${fmt(passApiBudget(r.config))} | ${marking.length} | ${fmt(span)} s | ${fmt((slowest?.wallMs ?? 0) / 1000, 1)} + ${fmt((slowest?.apiMs ?? 0) / 1000, 1)} s | ${fmt(Math.max(...marking.map((row) => row.apiRequests)))} | ${fmt(Math.max(...marking.map((row) => row.wru)))} (${fmt(Math.max(...marking.map((row) => row.nodesWru)))}) | ${fmt(wcu)} of ${fmt(PARTITION_WCU)} | ${fmt(r.nodeTaintsWru)} | ${fmt(r.heapPeak)} MiB | ${r.notMarked} |`,
+    );
+  }
+}

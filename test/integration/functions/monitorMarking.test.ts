@@ -1,0 +1,106 @@
+// The monitor service starts at most so many markings a pass (passApiBudget in production,
+// docs/monitor.md#marking), against the API simulator and dynalite: a zone going silent at once is
+// marked over the next digests, warm or after a cold start, each node's status written once, and the
+// zone rows count every due node as Unknown from the first marking pass on.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { passApiBudget, runMonitorPass, type MonitorOutcome } from '../../../shared/app/monitor.js';
+import type { EpochMillis } from '../../../shared/domain/types.js';
+import type { LoadedState } from '../../../shared/ports/stores.js';
+import { startWorld, t0, testConfig, zoneKey, ZoneA, ZoneB, type World } from './world.js';
+
+let world: World;
+let sequence: number;
+
+beforeEach(async () => {
+  world = await startWorld(testConfig());
+  sequence = 0;
+  for (const name of ['a-1', 'a-2', 'a-3']) world.addNode(name, ZoneA);
+  for (const name of ['b-1', 'b-2']) world.addNode(name, ZoneB);
+  await world.syncNodeCache();
+});
+afterEach(async () => {
+  await world.close();
+});
+
+/** Zone B renews before every digest; zone A renewed last just before t0. */
+async function pass(observedAt: EpochMillis, cache?: Map<string, LoadedState>): Promise<MonitorOutcome> {
+  world.now = observedAt;
+  const probes = {
+    'a-1': t0 - 1_000,
+    'a-2': t0 - 1_000,
+    'a-3': t0 - 1_000,
+    'b-1': observedAt - 1_000,
+    'b-2': observedAt - 1_000,
+  };
+  return runMonitorPass(
+    world.monitorDeps({ markingLimit: { nodes: 2, requests: 1_000 } }),
+    world.digest(++sequence, observedAt, probes),
+    cache === undefined ? {} : { cache },
+  );
+}
+
+function summary(outcome: MonitorOutcome) {
+  if (outcome.kind !== 'processed') throw new Error(`not processed: ${outcome.kind}`);
+  return outcome.summary;
+}
+
+const readyOf = (name: string): string | undefined =>
+  world.api.store.nodes.get(name).status?.conditions?.find((c) => c.type === 'Ready')?.status;
+
+const statusWrites = (mark: number): string[] =>
+  world
+    .writesSince(mark)
+    .filter((r) => r.resource === 'nodes' && r.subresource === 'status')
+    .map((r) => r.name ?? '');
+
+describe('marking split over passes', () => {
+  it('marks two nodes a pass in name order, warm then cold, each once, with whole-zone rows', async () => {
+    const cache = new Map<string, LoadedState>();
+    for (let at = t0; at < t0 + 55_000; at += 5_000)
+      expect(summary(await pass(at, cache)).waitingToMark).toBeUndefined();
+    const mark = world.api.requests.length;
+
+    const first = summary(await pass(t0 + 55_000, cache));
+    expect(first.waitingToMark).toBe(1);
+    expect(statusWrites(mark)).toEqual(['a-1', 'a-2']);
+    expect(['a-1', 'a-2', 'a-3'].map(readyOf)).toEqual(['Unknown', 'Unknown', 'True']);
+    // Zone A counts a-3 as the write will leave it: all three Unknown, FullDisruption from this pass.
+    let loaded = await world.stores.controllerState.load(world.config.cluster);
+    expect(loaded.zones.get(zoneKey(ZoneA))).toMatchObject({ zoneSize: 3, unhealthyNodes: 3 });
+    expect(loaded.state.zoneStates.get(zoneKey(ZoneA))).toBe('FullDisruption');
+    expect(loaded.state.nodeHealth.get('a-3')?.status.find((c) => c.type === 'Ready')?.status).toBe('True');
+    expect(world.observer.logs.filter((l) => l.message === 'monitor pass').at(-1)?.fields).toMatchObject({
+      waitingToMark: 1,
+    });
+
+    // A cold start goes on from the stored rows.
+    const second = summary(await pass(t0 + 60_000));
+    expect(second.waitingToMark).toBeUndefined();
+    expect(statusWrites(mark)).toEqual(['a-1', 'a-2', 'a-3']);
+    expect(readyOf('a-3')).toBe('Unknown');
+    loaded = await world.stores.controllerState.load(world.config.cluster);
+    expect(loaded.zones.get(zoneKey(ZoneA))).toMatchObject({ zoneSize: 3, unhealthyNodes: 3 });
+    expect(loaded.zones.get(zoneKey(ZoneB))).toMatchObject({ zoneSize: 2, unhealthyNodes: 0 });
+
+    expect(summary(await pass(t0 + 65_000)).waitingToMark).toBeUndefined();
+    expect(statusWrites(mark)).toEqual(['a-1', 'a-2', 'a-3']);
+  });
+
+  it('reports the API requests a pass stood for: registrations, then markings', async () => {
+    expect(summary(await pass(t0)).apiRequests).toBe(5); // five RegisteredNode Events
+    for (let at = t0 + 5_000; at < t0 + 55_000; at += 5_000)
+      expect(summary(await pass(at)).apiRequests).toBeUndefined();
+    // Two markings: status, pod list, NodeNotReady each (no pods).
+    expect(summary(await pass(t0 + 55_000)).apiRequests).toBe(6);
+  });
+});
+
+describe('passApiBudget', () => {
+  it.each([
+    { qps: 20, burst: 30, budget: 430 },
+    { qps: 100, burst: 200, budget: 2_200 },
+    { qps: 0.01, burst: 1, budget: 1 },
+  ])('is burst + 20 s at qps: $qps / $burst → $budget', ({ qps, burst, budget }) => {
+    expect(passApiBudget({ kubeApiQps: qps, kubeApiBurst: burst })).toBe(budget);
+  });
+});
