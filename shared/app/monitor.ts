@@ -100,14 +100,24 @@ export const MonitorApiSecondsPerPass = 20;
 const RequestsPerMarkingAtLeast = 4;
 
 /**
+ * A pass's requests go one after another (upstream runs 8 node workers; here one): at a round trip of
+ * 10 ms each, plus the Decisions rows of each marking (4 writes for about 14 requests: 3 ms a request
+ * more), 20 s hold about 1,500 requests. A kubeApiQps above about 75 therefore does not make a pass
+ * take on more; it only spends the budget sooner.
+ */
+export const MaxSequentialRequestsPerPass = 1_500;
+
+/**
  * The API requests a pass may spend on registering and marking nodes: the client's burst plus
- * MonitorApiSecondsPerPass at kubeApiQps. 430 with upstream's 20 / 30.
+ * MonitorApiSecondsPerPass at kubeApiQps, at most MaxSequentialRequestsPerPass. 430 with upstream's 20 / 30.
  *
  * @example
  * passApiBudget({ kubeApiQps: 20, kubeApiBurst: 30 }); // 430
+ * passApiBudget({ kubeApiQps: 500, kubeApiBurst: 750 }); // 1500
  */
 export function passApiBudget(config: Pick<ControllerConfig, 'kubeApiQps' | 'kubeApiBurst'>): number {
-  return Math.max(1, Math.floor(config.kubeApiBurst + config.kubeApiQps * MonitorApiSecondsPerPass));
+  const atQps = Math.floor(config.kubeApiBurst + config.kubeApiQps * MonitorApiSecondsPerPass);
+  return Math.max(1, Math.min(MaxSequentialRequestsPerPass, atQps));
 }
 
 export interface MonitorDeps {

@@ -98,9 +98,12 @@ describe('marking split over passes', () => {
 describe('passApiBudget', () => {
   it.each([
     { qps: 20, burst: 30, budget: 430 },
-    { qps: 100, burst: 200, budget: 2_200 },
+    { qps: 50, burst: 100, budget: 1_100 },
+    // One request after another: 20 s hold about 1,500 whatever the rate.
+    { qps: 100, burst: 200, budget: 1_500 },
+    { qps: 500, burst: 750, budget: 1_500 },
     { qps: 0.01, burst: 1, budget: 1 },
-  ])('is burst + 20 s at qps: $qps / $burst → $budget', ({ qps, burst, budget }) => {
+  ])('is burst + 20 s at qps, at most 1,500: $qps / $burst → $budget', ({ qps, burst, budget }) => {
     expect(passApiBudget({ kubeApiQps: qps, kubeApiBurst: burst })).toBe(budget);
   });
 });
