@@ -717,7 +717,9 @@ function passOptions(
   return {
     heartbeatIsProbe: false,
     shadow: deps.config.dryRun,
-    registrationLimit: deps.registrationsPerPass ?? Math.min(MaxRegistrationsPerPass, budget),
+    // Half the budget at most: a cluster registering a backlog still marks its silent nodes.
+    registrationLimit:
+      deps.registrationsPerPass ?? Math.min(MaxRegistrationsPerPass, Math.max(1, Math.floor(budget / 2))),
     markingLimit: { nodes: markingLimit.nodes, requests: Math.max(0, markingLimit.requests - spent) },
   };
 }

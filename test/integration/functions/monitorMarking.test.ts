@@ -95,6 +95,17 @@ describe('marking split over passes', () => {
   });
 });
 
+describe('registrations from the same budget', () => {
+  it('take at most half of it, so that silent nodes are still marked while a backlog registers', async () => {
+    // Budget: burst 5 + 20 s × 0.05 = 6 requests; registrations at most 3 a pass.
+    world.config = testConfig({ kubeApiQps: 0.05, kubeApiBurst: 5 });
+    world.now = t0;
+    const probes = Object.fromEntries(['a-1', 'a-2', 'a-3', 'b-1', 'b-2'].map((n) => [n, t0 - 1_000]));
+    const outcome = await runMonitorPass(world.monitorDeps(), world.digest(++sequence, t0, probes), {});
+    expect(summary(outcome)).toMatchObject({ waitingToRegister: 2, apiRequests: 3 });
+  });
+});
+
 describe('passApiBudget', () => {
   it.each([
     { qps: 20, burst: 30, budget: 430 },
