@@ -31,11 +31,10 @@ import type { Effect, EffectResult, ResultOf } from '../shared/domain/effects.js
 import { effectRequests } from '../shared/domain/monitorNodeHealth.js';
 import { doNoScheduleTaintingPass, taintsAfterSwap } from '../shared/domain/taints.js';
 import type { Node, Pod } from '../shared/domain/types.js';
-import type { HeartbeatDigest } from '../shared/events.js';
 import { nodeFingerprint } from '../shared/nodeFingerprint.js';
 import type { LoadedState } from '../shared/ports/stores.js';
 import { startDynamoDb } from '../test/helpers/dynamodb.js';
-import { eksNode, t0 } from './eksNodes.js';
+import { benchClusterPort, eksNode, seedNodeCache, steadyDigests, t0 } from './eksNodes.js';
 
 const args = process.argv.slice(2);
 const value = (name: string): string | undefined => {
@@ -197,21 +196,10 @@ async function run(qps: number) {
   );
   const execute = <E extends Effect>(effect: E): Promise<ResultOf<E>> =>
     api.execute(effect) as Promise<ResultOf<E>>;
-  const unused = (): Promise<never> => Promise.reject(new Error('unused in a mass failure'));
   const deps: MonitorDeps = {
     config,
     stores,
-    cluster: {
-      execute,
-      getNode: (name: string) => execute({ kind: 'getNode', node: name }),
-      addNodeLabels: unused,
-      listPodsOnNode: (name: string) => execute({ kind: 'listPodsOnNode', node: name }),
-      deletePodForTaintEviction: unused,
-      getLeaderLease: () =>
-        Promise.resolve({ ok: false as const, reason: 'NotFound' as const, message: 'no leader election' }),
-      getNodeLeaseVersion: unused,
-      getServerVersion: () => Promise.resolve({ ok: true as const, value: 'v1.37.0' }),
-    },
+    cluster: benchClusterPort(execute, 'in a mass failure'),
     observer: {
       debug() {},
       info: (m: string) => {
@@ -227,44 +215,20 @@ async function run(qps: number) {
     triggerDrainer: () => Promise.resolve(),
   };
   const cache = new Map<string, LoadedState>();
-  const seed = async (list: readonly Node[]): Promise<void> => {
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: 32 }, async () => {
-        while (next < list.length) {
-          const node = list[next++];
-          if (node !== undefined) await stores.nodes.putNode(config.cluster, node);
-        }
-      }),
-    );
-  };
+  const seed = (list: readonly Node[]): Promise<void> => seedNodeCache(stores, config.cluster, list);
   const started = performance.now();
   await seed(nodes);
   log(`qps ${qps}: ${options.nodes} nodes seeded in ${((performance.now() - started) / 1000).toFixed(0)} s`);
 
   // Fingerprints as the relay computes them from the API's nodes, recomputed for those that changed.
   const fingerprints = new Map(nodes.map((n) => [n.name, nodeFingerprint(n)]));
-  let sequence = 0;
   const tFail = t0 + 120_000;
-  const digestAt = (now: number): HeartbeatDigest => {
-    return {
-      schemaVersion: 1,
-      cluster: config.cluster,
-      relayId: 'nlc-relay-6f9c7d8b5-x2k4q',
-      leaderSince: t0 - 86_400_000,
-      observingSince: t0 - 86_400_000,
-      sequence: ++sequence,
-      observedAt: now,
-      part: { index: 0, count: 1 },
-      probes: new Map(
-        nodes.map((n, i) => {
-          const renewed = now - ((i * 7919) % 10_000);
-          return [n.name, failed.has(n.name) ? Math.min(renewed, tFail - ((i * 7919) % 10_000)) : renewed];
-        }),
-      ),
-      fingerprints,
-    };
-  };
+  // The failed nodes' kubelets stop at tFail: their digests keep the last renewal before it.
+  const digestAt = steadyDigests(config.cluster, nodes, {
+    probe: (name, renewed, i) =>
+      failed.has(name) ? Math.min(renewed, tFail - ((i * 7919) % 10_000)) : renewed,
+    fingerprints,
+  });
   // What node-taints does with each Node Changed (its own function and API client): the NoSchedule
   // taint the new conditions call for (doNoScheduleTaintingPass), and the cache follows the API.
   let nodeTaintsRequests = 0;

@@ -24,7 +24,7 @@ import type { Effect, ResultOf } from '../shared/domain/effects.js';
 import type { LoadedState } from '../shared/ports/stores.js';
 import { startDynamoDb } from '../test/helpers/dynamodb.js';
 import { FakeCluster } from '../test/helpers/fakeCluster.js';
-import { eksNode, steadyDigests, t0 } from './eksNodes.js';
+import { benchClusterPort, eksNode, seedNodeCache, steadyDigests, t0 } from './eksNodes.js';
 
 /** DynamoDB's limit for one partition. */
 const PARTITION_WCU = 1_000;
@@ -135,16 +135,7 @@ async function run(nodeCount: number, registrationsPerPass: number): Promise<Pas
   let wall = t0;
   const clock = { now: () => wall };
   const nodes = Array.from({ length: nodeCount }, (_, i) => eksNode(i));
-  const seeding = db.stores({ clock });
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: 32 }, async () => {
-      while (next < nodes.length) {
-        const node = nodes[next++];
-        if (node !== undefined) await seeding.nodes.putNode(config.cluster, node);
-      }
-    }),
-  );
+  await seedNodeCache(db.stores({ clock }), config.cluster, nodes);
   const proxy = await startThrottlingProxy(db.endpoint, db.tables.nodes, PARTITION_WCU);
   const stores = createDynamoDbStores({
     tables: db.tables,
@@ -156,21 +147,10 @@ async function run(nodeCount: number, registrationsPerPass: number): Promise<Pas
   const fake = new FakeCluster(nodes);
   const execute = <E extends Effect>(effect: E): Promise<ResultOf<E>> =>
     Promise.resolve(fake.execute(effect) as ResultOf<E>);
-  const unused = (): Promise<never> => Promise.reject(new Error('unused in a healthy cluster'));
   const deps: MonitorDeps = {
     config,
     stores,
-    cluster: {
-      execute,
-      getNode: (name: string) => execute({ kind: 'getNode', node: name }),
-      addNodeLabels: unused,
-      listPodsOnNode: unused,
-      deletePodForTaintEviction: unused,
-      getLeaderLease: () =>
-        Promise.resolve({ ok: false as const, reason: 'NotFound' as const, message: 'no leader election' }),
-      getNodeLeaseVersion: unused,
-      getServerVersion: () => Promise.resolve({ ok: true as const, value: 'v1.37.0' }),
-    },
+    cluster: benchClusterPort(execute, 'in a healthy cluster'),
     observer: { debug() {}, info() {}, warn() {}, error() {}, metric() {} },
     clock,
     registrationsPerPass,
