@@ -167,6 +167,7 @@ interface PassRow {
   readonly nodesWru: number;
   readonly requests: number;
   readonly heapMiB: number;
+  readonly zones: Readonly<Record<string, string>>;
 }
 
 const messages = new Map<string, number>();
@@ -191,6 +192,9 @@ async function run(qps: number) {
   const failedZone = nodes[0]?.labels['topology.kubernetes.io/zone'] ?? '';
   const zoneNodes = nodes.filter((n) => n.labels['topology.kubernetes.io/zone'] === failedZone);
   // The first zone's nodes, up to the failed fraction of the cluster (a third: the whole zone).
+  const indexOf = new Map(nodes.map((n, i) => [n.name, i]));
+  // When the failed zone's kubelets come back (set once the zone is marked).
+  const back: { at?: number } = {};
   const failed = new Set(
     zoneNodes.slice(0, Math.round(options.nodes * options.failedFraction)).map((n) => n.name),
   );
@@ -226,7 +230,9 @@ async function run(qps: number) {
   // The failed nodes' kubelets stop at tFail: their digests keep the last renewal before it.
   const digestAt = steadyDigests(config.cluster, nodes, {
     probe: (name, renewed, i) =>
-      failed.has(name) ? Math.min(renewed, tFail - ((i * 7919) % 10_000)) : renewed,
+      failed.has(name) && (back.at === undefined || renewed < back.at)
+        ? Math.min(renewed, tFail - ((i * 7919) % 10_000))
+        : renewed,
     fingerprints,
   });
   // What node-taints does with each Node Changed (its own function and API client): the NoSchedule
@@ -273,10 +279,8 @@ async function run(qps: number) {
   const rows: PassRow[] = [];
   let heapPeak = 0;
   let nodeTaintsWru = 0;
-  const deadline = tFail + 6 * 3_600_000;
-  let firstDue: number | undefined;
-  let lastMarked: number | undefined;
-  while (now < deadline) {
+  /** One measured pass at `now`, then node-taints' follow-up; the instant the pass ends. */
+  const measuredPass = async (into: PassRow[]): Promise<{ end: number; marked: number; row: PassRow }> => {
     wall = now;
     const digest = digestAt(now);
     const before = stores.capacity.snapshot();
@@ -289,23 +293,22 @@ async function run(qps: number) {
     const heap = getHeapStatistics().used_heap_size / 2 ** 20;
     heapPeak = Math.max(heapPeak, heap);
     if (outcome.kind !== 'processed') throw new Error(`pass not processed: ${outcome.kind}`);
-    const s = outcome.summary;
     const apiMs = api.apiMs - apiBefore;
-    const waitingToMark = s.waitingToMark ?? 0;
     const marked = api.changed.size;
-    if (firstDue === undefined && (marked > 0 || waitingToMark > 0)) firstDue = now;
-    rows.push({
+    const row: PassRow = {
       at: now,
       wallMs,
       apiMs,
       apiRequests: api.requests - requestsBefore,
-      waitingToMark,
+      waitingToMark: outcome.summary.waitingToMark ?? 0,
       rru: used.readUnits,
       wru: used.writeUnits,
       nodesWru: used.byTable[db.tables.nodes]?.writeUnits ?? used.writeUnits,
       requests: used.requests,
       heapMiB: heap,
-    });
+      zones: outcome.summary.zones,
+    };
+    into.push(row);
     const cacheBefore = stores.capacity.snapshot();
     // node-taints gets the Node Changed events a moment after the writes.
     wall = now + wallMs + 1_000;
@@ -315,29 +318,72 @@ async function run(qps: number) {
     // The pass ends after its compute and its API time; the next digest is the first at or after that.
     const end = now + wallMs + apiMs;
     api.advance(end - now);
-    if (firstDue !== undefined && waitingToMark === 0 && marked > 0) {
+    return { end, marked, row };
+  };
+  const nextDigest = (end: number): number => Math.max(now + PERIOD, Math.ceil(end / PERIOD) * PERIOD);
+
+  const notMarked = (): number =>
+    [...failed].filter(
+      (name) => api.nodes.get(name)?.conditions.find((c) => c.type === 'Ready')?.status !== 'Unknown',
+    ).length;
+  const deadline = tFail + 6 * 3_600_000;
+  let firstDue: number | undefined;
+  let lastMarked: number | undefined;
+  while (now < deadline) {
+    const { end, marked, row } = await measuredPass(rows);
+    if (firstDue === undefined && (marked > 0 || row.waitingToMark > 0)) firstDue = now;
+    if (firstDue !== undefined && notMarked() === 0) {
       lastMarked = end;
       break;
     }
-    now = Math.max(now + PERIOD, Math.ceil(end / PERIOD) * PERIOD);
+    now = nextDigest(end);
+  }
+  const notMarkedAtDeadline = notMarked();
+
+  // A minute later the zone comes back: its kubelets post Ready=True and renew again. Every node's
+  // health row changes in the pass that sees it (the write-heavy pass of a mass failure).
+  const recovery: PassRow[] = [];
+  const recoveryDigest = Math.ceil(((lastMarked ?? now) + 60_000) / PERIOD) * PERIOD;
+  // Digests go on meanwhile (a longer silence would be an observation gap: every node a fresh probe).
+  now = nextDigest(lastMarked ?? now);
+  while (now < recoveryDigest) now = nextDigest((await measuredPass([])).end);
+  now = recoveryDigest;
+  back.at = now - 10_000;
+  for (const name of failed) {
+    const node = api.nodes.get(name);
+    const i = indexOf.get(name);
+    if (node === undefined || i === undefined) continue;
+    const conditions = eksNode(i).conditions.map((c) => ({
+      ...c,
+      lastHeartbeatTime: now - 5_000,
+      ...(c.type === 'Ready' && { lastTransitionTime: now - 5_000 }),
+    }));
+    api.nodes.set(name, { ...node, conditions, resourceVersion: String(Number(node.resourceVersion) + 1) });
+    api.changed.add(name);
+  }
+  wall = now - 2_000;
+  await followApi();
+  api.changed.clear();
+  for (let k = 0; k < 4; k++) {
+    const { end } = await measuredPass(recovery);
+    now = nextDigest(end);
   }
   await db.stop();
-  const notMarked = [...failed].filter(
-    (name) => api.nodes.get(name)?.conditions.find((c) => c.type === 'Ready')?.status !== 'Unknown',
-  ).length;
   log(`qps ${qps}: API requests by kind ${JSON.stringify(Object.fromEntries(api.byKind))}`);
   log(`log lines ${JSON.stringify(Object.fromEntries(messages))}`);
   return {
     qps,
     config,
     failed: failed.size,
+    failedZone,
     rows,
+    recovery,
     heapPeak,
     nodeTaintsWru,
     nodeTaintsRequests,
     firstDue,
     lastMarked,
-    notMarked,
+    notMarked: notMarkedAtDeadline,
   };
 }
 
@@ -369,5 +415,19 @@ if (options.json) {
     console.log(
       `| ${r.qps} / ${r.config.kubeApiBurst} | ${fmt(passApiBudget(r.config))} | ${marking.length} | ${fmt(span)} s | ${fmt((slowest?.wallMs ?? 0) / 1000, 1)} + ${fmt((slowest?.apiMs ?? 0) / 1000, 1)} s | ${fmt(Math.max(...marking.map((row) => row.apiRequests)))} | ${fmt(Math.max(...marking.map((row) => row.wru)))} (${fmt(Math.max(...marking.map((row) => row.nodesWru)))}) | ${fmt(wcu)} of ${fmt(PARTITION_WCU)} | ${fmt(r.nodeTaintsWru)} | ${fmt(r.heapPeak)} MiB | ${r.notMarked} |`,
     );
+  }
+}
+if (!options.json) {
+  console.log(
+    '\n| kubeApiQps | recovery pass | wall | WRU (Nodes table) | Nodes WCU/s over the pass | requests | failed zone after |',
+  );
+  console.log('|---|---|---|---|---|---|---|');
+  for (const r of results) {
+    r.recovery.forEach((row, k) => {
+      const seconds = Math.max(1, (row.wallMs + row.apiMs) / 1000);
+      console.log(
+        `| ${r.qps} | ${k + 1} | ${fmt(row.wallMs / 1000, 1)} s | ${fmt(row.wru)} (${fmt(row.nodesWru)}) | ${fmt(row.nodesWru / seconds)} of ${fmt(PARTITION_WCU)} | ${fmt(row.requests)} | ${Object.entries(row.zones).find(([zone]) => zone.endsWith(r.failedZone))?.[1] ?? '-'} |`,
+      );
+    });
   }
 }

@@ -88,10 +88,13 @@ export const MaxRegistrationsPerPass = 1_000;
 
 /**
  * Seconds of API requests, at kubeApiQps, that one pass budgets for its registrations and markings
- * (MonitorOptions.markingLimit; docs/monitor.md#marking). The function's timeout is 60 s: this leaves
- * room for the load, the commit, the throttle's burst and some retries.
+ * (MonitorOptions.markingLimit; docs/monitor.md#marking): 20, and at most 40% of the grace period. The
+ * function's timeout is 60 s: this leaves room for the load, the commit, the throttle's burst and some
+ * retries; and the next digest is processed when the pass ends, so a pass longer than the grace period
+ * would be an observation gap (every node a fresh probe, and the silent ones marked a grace later).
  */
 export const MonitorApiSecondsPerPass = 20;
+const MonitorApiShareOfGrace = 0.4;
 
 /**
  * A first marking of a Ready node is at least 4 requests (its Lease confirmed, its status written, its
@@ -112,11 +115,18 @@ export const MaxSequentialRequestsPerPass = 1_500;
  * MonitorApiSecondsPerPass at kubeApiQps, at most MaxSequentialRequestsPerPass. 430 with upstream's 20 / 30.
  *
  * @example
- * passApiBudget({ kubeApiQps: 20, kubeApiBurst: 30 }); // 430
- * passApiBudget({ kubeApiQps: 500, kubeApiBurst: 750 }); // 1500
+ * passApiBudget({ kubeApiQps: 20, kubeApiBurst: 30, nodeMonitorGracePeriod: 50_000 }); // 430
+ * passApiBudget({ kubeApiQps: 20, kubeApiBurst: 30, nodeMonitorGracePeriod: 20_000 }); // 190
+ * passApiBudget({ kubeApiQps: 500, kubeApiBurst: 750, nodeMonitorGracePeriod: 50_000 }); // 1500
  */
-export function passApiBudget(config: Pick<ControllerConfig, 'kubeApiQps' | 'kubeApiBurst'>): number {
-  const atQps = Math.floor(config.kubeApiBurst + config.kubeApiQps * MonitorApiSecondsPerPass);
+export function passApiBudget(
+  config: Pick<ControllerConfig, 'kubeApiQps' | 'kubeApiBurst' | 'nodeMonitorGracePeriod'>,
+): number {
+  const seconds = Math.min(
+    MonitorApiSecondsPerPass,
+    (config.nodeMonitorGracePeriod / 1000) * MonitorApiShareOfGrace,
+  );
+  const atQps = Math.floor(config.kubeApiBurst + config.kubeApiQps * seconds);
   return Math.max(1, Math.min(MaxSequentialRequestsPerPass, atQps));
 }
 

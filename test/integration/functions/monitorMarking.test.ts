@@ -109,12 +109,16 @@ describe('registrations from the same budget', () => {
 describe('passApiBudget', () => {
   it.each([
     { qps: 20, burst: 30, budget: 430 },
+    // A pass longer than the grace period would be an observation gap: 40% of it at most (8 s here).
+    { qps: 20, burst: 30, grace: 20_000, budget: 190 },
     { qps: 50, burst: 100, budget: 1_100 },
     // One request after another: 20 s hold about 1,500 whatever the rate.
     { qps: 100, burst: 200, budget: 1_500 },
     { qps: 500, burst: 750, budget: 1_500 },
     { qps: 0.01, burst: 1, budget: 1 },
-  ])('is burst + 20 s at qps, at most 1,500: $qps / $burst → $budget', ({ qps, burst, budget }) => {
-    expect(passApiBudget({ kubeApiQps: qps, kubeApiBurst: burst })).toBe(budget);
+  ])('is burst + 20 s at qps, at most 1,500: $qps / $burst → $budget', ({ qps, burst, grace, budget }) => {
+    expect(
+      passApiBudget({ kubeApiQps: qps, kubeApiBurst: burst, nodeMonitorGracePeriod: grace ?? 50_000 }),
+    ).toBe(budget);
   });
 });
