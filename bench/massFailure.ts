@@ -7,7 +7,8 @@
 // machine's speed.
 //
 //   npx tsx bench/massFailure.ts [--nodes 100000] [--failed-fraction 0.333] [--pods-per-node 10]
-//                                [--qps 20,100,500] [--latency-ms 5] [--burst-factor 1.5] [--json]
+//                                [--qps 20,100,500] [--latency-ms 5] [--burst-factor 1.5]
+//                                [--max-marking-passes N] [--json]
 //
 // Timeline (virtual): every node renews every 10 s; at tFail the first zone's kubelets all stop. A digest
 // comes every 5 s; a pass takes its measured compute time plus its API time, and the next pass takes the
@@ -52,6 +53,8 @@ const options = {
   qps: (value('--qps') ?? '20,100,500').split(',').map(Number),
   latencyMs: number('--latency-ms', 5),
   burstFactor: number('--burst-factor', 1.5),
+  /** Stop after this many marking passes (and skip the recovery): per-pass figures of a large cluster. */
+  maxMarkingPasses: number('--max-marking-passes', Infinity),
   json: args.includes('--json'),
 };
 const log = (message: string): void => {
@@ -168,6 +171,8 @@ interface PassRow {
   readonly requests: number;
   readonly heapMiB: number;
   readonly zones: Readonly<Record<string, string>>;
+  /** Nodes whose status this pass wrote. */
+  readonly marked: number;
 }
 
 const messages = new Map<string, number>();
@@ -307,6 +312,7 @@ async function run(qps: number) {
       requests: used.requests,
       heapMiB: heap,
       zones: outcome.summary.zones,
+      marked,
     };
     into.push(row);
     const cacheBefore = stores.capacity.snapshot();
@@ -336,6 +342,7 @@ async function run(qps: number) {
       lastMarked = end;
       break;
     }
+    if (rows.filter((r) => r.apiRequests > 0).length >= options.maxMarkingPasses) break;
     now = nextDigest(end);
   }
   const notMarkedAtDeadline = notMarked();
@@ -343,9 +350,26 @@ async function run(qps: number) {
   // A minute later the zone comes back: its kubelets post Ready=True and renew again. Every node's
   // health row changes in the pass that sees it (the write-heavy pass of a mass failure).
   const recovery: PassRow[] = [];
-  const recoveryDigest = Math.ceil(((lastMarked ?? now) + 60_000) / PERIOD) * PERIOD;
+  if (lastMarked === undefined) {
+    await db.stop();
+    return {
+      qps,
+      config,
+      failed: failed.size,
+      failedZone,
+      rows,
+      recovery,
+      heapPeak,
+      nodeTaintsWru,
+      nodeTaintsRequests,
+      firstDue,
+      lastMarked,
+      notMarked: notMarkedAtDeadline,
+    };
+  }
+  const recoveryDigest = Math.ceil((lastMarked + 60_000) / PERIOD) * PERIOD;
   // Digests go on meanwhile (a longer silence would be an observation gap: every node a fresh probe).
-  now = nextDigest(lastMarked ?? now);
+  now = nextDigest(lastMarked);
   while (now < recoveryDigest) now = nextDigest((await measuredPass([])).end);
   now = recoveryDigest;
   back.at = now - 10_000;
@@ -410,10 +434,18 @@ if (options.json) {
     const wcu = Math.max(
       ...marking.map((row) => row.nodesWru / Math.max(1, (row.wallMs + row.apiMs) / 1000)),
     );
+    // Stopped early (--max-marking-passes): the marking rate so far, extrapolated to the whole zone.
+    const first = marking[0];
+    const last = marking.at(-1);
+    const markedSoFar = marking.reduce((n, row) => n + row.marked, 0);
     const span =
-      r.lastMarked !== undefined && r.firstDue !== undefined ? (r.lastMarked - r.firstDue) / 1000 : NaN;
+      r.lastMarked !== undefined && r.firstDue !== undefined
+        ? `${fmt((r.lastMarked - r.firstDue) / 1000)} s`
+        : first !== undefined && last !== undefined && markedSoFar > 0
+          ? `≈ ${fmt((((last.at + last.wallMs + last.apiMs - first.at) / markedSoFar) * r.failed) / 1000)} s (extrapolated from ${fmt(markedSoFar)} marked)`
+          : 'n/a';
     console.log(
-      `| ${r.qps} / ${r.config.kubeApiBurst} | ${fmt(passApiBudget(r.config))} | ${marking.length} | ${fmt(span)} s | ${fmt((slowest?.wallMs ?? 0) / 1000, 1)} + ${fmt((slowest?.apiMs ?? 0) / 1000, 1)} s | ${fmt(Math.max(...marking.map((row) => row.apiRequests)))} | ${fmt(Math.max(...marking.map((row) => row.wru)))} (${fmt(Math.max(...marking.map((row) => row.nodesWru)))}) | ${fmt(wcu)} of ${fmt(PARTITION_WCU)} | ${fmt(r.nodeTaintsWru)} | ${fmt(r.heapPeak)} MiB | ${r.notMarked} |`,
+      `| ${r.qps} / ${r.config.kubeApiBurst} | ${fmt(passApiBudget(r.config))} | ${marking.length} | ${span} | ${fmt((slowest?.wallMs ?? 0) / 1000, 1)} + ${fmt((slowest?.apiMs ?? 0) / 1000, 1)} s | ${fmt(Math.max(...marking.map((row) => row.apiRequests)))} | ${fmt(Math.max(...marking.map((row) => row.wru)))} (${fmt(Math.max(...marking.map((row) => row.nodesWru)))}) | ${fmt(wcu)} of ${fmt(PARTITION_WCU)} | ${fmt(r.nodeTaintsWru)} | ${fmt(r.heapPeak)} MiB | ${r.notMarked} |`,
     );
   }
 }
