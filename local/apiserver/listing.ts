@@ -52,30 +52,53 @@ export interface Page {
   readonly metadata: JsonObject;
 }
 
-/** One page of `items` (sorted by key, as the store lists them) at store revision `revision`. */
+/**
+ * One page of what `from(afterKey)` yields (objects in key order after the continue token's key, from
+ * the first without one) that `matches`, at store revision `revision`. It reads only up to the page's
+ * end and the next match, so a page of a large list costs its own size, not the list's. As
+ * kube-apiserver does, `remainingItemCount` is stated only for a list without label or field selectors
+ * (`countRemaining`), which then reads on to count them.
+ */
 export function paginate(
-  items: readonly Readonly<JsonObject>[],
+  from: (afterKey: string | undefined) => Iterable<Readonly<JsonObject>>,
+  matches: ObjectMatcher,
   request: PageRequest,
   revision: number,
+  countRemaining: boolean,
 ): Page {
   const metadata: JsonObject = { resourceVersion: String(revision) };
-  let page = items;
+  let afterKey: string | undefined;
   if (request.continue !== undefined && request.continue !== '') {
     const start = decodeContinue(request.continue);
     metadata.resourceVersion = String(start.rv);
-    page = page.filter((item) => objectKey(item) > start.key);
+    afterKey = start.key;
   }
-  if (request.limit !== undefined && request.limit > 0 && page.length > request.limit) {
-    const cut = page.slice(0, request.limit);
-    const last = cut[cut.length - 1];
-    metadata.continue = encodeContinue(
-      Number(metadata.resourceVersion),
-      last === undefined ? '' : objectKey(last),
-    );
-    metadata.remainingItemCount = page.length - cut.length;
-    page = cut;
+  const limit = request.limit !== undefined && request.limit > 0 ? request.limit : Number.POSITIVE_INFINITY;
+  const items: Readonly<JsonObject>[] = [];
+  let remaining = 0;
+  for (const obj of from(afterKey)) {
+    if (!matches(obj)) continue;
+    if (items.length < limit) {
+      items.push(obj);
+      continue;
+    }
+    remaining++;
+    if (!countRemaining) break;
   }
-  return { items: page, metadata };
+  const last = items[items.length - 1];
+  if (remaining > 0 && last !== undefined) {
+    metadata.continue = encodeContinue(Number(metadata.resourceVersion), objectKey(last));
+    if (countRemaining) metadata.remainingItemCount = remaining;
+  }
+  return { items, metadata };
+}
+
+/** The objects of `sorted` (in key order) after `afterKey`. */
+export function after(
+  sorted: readonly Readonly<JsonObject>[],
+  afterKey: string | undefined,
+): readonly Readonly<JsonObject>[] {
+  return afterKey === undefined ? sorted : sorted.filter((item) => objectKey(item) > afterKey);
 }
 
 function objectKey(obj: Readonly<JsonObject>): string {

@@ -31,7 +31,7 @@ import {
   getString,
   isObject,
 } from './json.js';
-import { objectMatcher, paginate, requiredFieldValue } from './listing.js';
+import { after, objectMatcher, paginate, requiredFieldValue } from './listing.js';
 import {
   admitNamespaceLifecycle,
   isProtectedNamespace,
@@ -161,10 +161,17 @@ export class Registry {
     this.expireEvents();
     const matches = objectMatcher(def, options.namespace ?? '', options.labelSelector, options.fieldSelector);
     const namespace = def.namespaced ? options.namespace : undefined;
-    const selected = (
-      this.indexedCandidates(def, options.fieldSelector, namespace) ?? this.store.list(def.storage, namespace)
-    ).filter(matches);
-    const { items, metadata } = paginate(selected, options, this.store.resourceVersion);
+    const indexed = this.indexedCandidates(def, options.fieldSelector, namespace);
+    const { items, metadata } = paginate(
+      (afterKey) =>
+        indexed === undefined
+          ? this.store.listAfter(def.storage, afterKey, namespace)
+          : after(indexed, afterKey),
+      matches,
+      options,
+      this.store.resourceVersion,
+      (options.labelSelector ?? '') === '' && (options.fieldSelector ?? '') === '',
+    );
     return {
       kind: `${def.kind}List`,
       apiVersion: apiVersionOf(def),

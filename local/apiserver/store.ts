@@ -151,6 +151,37 @@ export class ObjectStore {
   }
 
   /**
+   * The objects after `afterKey` in key order (from the first when undefined), within `namespace`, read
+   * one at a time: a page of a large list starts at its continue key and stops once full, instead of
+   * selecting the whole bucket again for every page (1,000,000 pods are 2,000 pages).
+   */
+  *listAfter(
+    storage: string,
+    afterKey: string | undefined,
+    namespace?: string,
+  ): Generator<Readonly<JsonObject>> {
+    const bucket = this.bucket(storage);
+    const keys = (bucket.sortedKeys ??= [...bucket.objects.keys()].sort(compareKeys));
+    const prefix = namespace === undefined || namespace === '' ? undefined : `${namespace}/`;
+    // The first key past afterKey and not before the namespace's: both conditions hold from some index on.
+    const inRange = (key: string): boolean =>
+      (afterKey === undefined || key > afterKey) && (prefix === undefined || key >= prefix);
+    let lo = 0;
+    let hi = keys.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (inRange(keys[mid] ?? '')) hi = mid;
+      else lo = mid + 1;
+    }
+    for (let i = lo; i < keys.length; i++) {
+      const key = keys[i] ?? '';
+      if (prefix !== undefined && !key.startsWith(prefix)) return;
+      const obj = bucket.objects.get(key);
+      if (obj !== undefined) yield obj;
+    }
+  }
+
+  /**
    * Keeps an index of the bucket's objects by `valueOf` (as the watch cache indexes pods by
    * spec.nodeName), so that listing the objects with one value does not go through all of them.
    */

@@ -105,6 +105,27 @@ describe('list', () => {
     expect(next.items.map((n) => n.metadata?.name)).toEqual(['n3']);
     expect(next.metadata?._continue).toBeUndefined();
   });
+
+  it('pages a selected list within its namespace, without a remaining count (as kube-apiserver)', async () => {
+    sim.api.store.namespaces.create({ metadata: { name: 'other' } });
+    for (const name of ['p1', 'p2', 'p3', 'p4', 'p5'])
+      sim.api.store.pods.create(pod(name, name === 'p3' ? undefined : 'n1'));
+    sim.api.store.pods.create({ ...pod('p0', 'n1'), metadata: { name: 'p0', namespace: 'other' } });
+    const names: string[] = [];
+    let cont: string | undefined;
+    do {
+      const page = await sim.core.listNamespacedPod({
+        namespace: 'default',
+        fieldSelector: 'spec.nodeName!=',
+        limit: 2,
+        ...(cont !== undefined && { _continue: cont }),
+      });
+      expect(page.metadata?.remainingItemCount).toBeUndefined();
+      names.push(...page.items.map((p) => p.metadata?.name ?? ''));
+      cont = page.metadata?._continue;
+    } while (cont !== undefined);
+    expect(names).toEqual(['p1', 'p2', 'p4', 'p5']);
+  });
 });
 
 describe('watch', () => {
