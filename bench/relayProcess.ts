@@ -4,8 +4,10 @@
 // leader election on a Lease, the system clock, and the EventBridge event sink, whose SDK client
 // answers every PutEvents after serializing it (no network) and counts calls, entries and bytes.
 //
-// IPC with bench/relay.ts: receives 'start' (kubeconfig, window), sends 'synced', 'window-start',
-// 'window-end' (the measurements), then stops the relay (releasing its Lease) and exits.
+// IPC with bench/relay.ts: receives 'start' (kubeconfig, window), sends 'synced', 'republished' (the
+// first term's view sent), 'window-start', 'window-end' (the measurements); then, told 'relist' just
+// before the simulator ends every watch with 410, 'relisted' once all three informers have listed
+// again; then stops the relay (releasing its Lease) and exits.
 import { readFileSync } from 'node:fs';
 import { getHeapSpaceStatistics } from 'node:v8';
 import { EventBridgeClient, type PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
@@ -22,6 +24,23 @@ export interface StartMessage {
   readonly warmupSeconds: number;
   readonly seconds: number;
   readonly nodeMonitorPeriod: number;
+}
+
+export interface RepublishReport {
+  readonly type: 'republished';
+  /** From leading with every informer synced to the paced lane's last event accepted. */
+  readonly ms: number;
+  readonly events: number;
+  readonly rssMax: number;
+}
+
+export interface RelistReport {
+  readonly type: 'relisted';
+  /** From the request to the last of the three relists done. */
+  readonly ms: number;
+  readonly cpuMicros: number;
+  readonly rssMax: number;
+  readonly peakRss: number | null;
 }
 
 export interface PutEventsCall {
@@ -53,6 +72,7 @@ export interface WindowReport {
   readonly syncMs: number;
   readonly cpuMicrosToSync: number;
   readonly rssAtSync: number;
+  readonly peakRssAtSync: number | null;
 }
 
 /** A `kB` line of /proc/self/status, in bytes; null where there is none. */
@@ -122,7 +142,24 @@ async function run(start: StartMessage): Promise<void> {
   const syncMs = Date.now() - startedAt;
   const toSync = process.cpuUsage(cpuAtStart);
   const rssAtSync = process.memoryUsage().rss;
+  const peakRssAtSync = procStatus('VmHWM');
   send({ type: 'synced', syncMs });
+
+  // The first term's republish (the whole view, paced): until the paced lane is empty.
+  const republishStart = Date.now();
+  let republishRss = 0;
+  while (relay.status().pendingRepublished > 0) {
+    republishRss = Math.max(republishRss, process.memoryUsage().rss);
+    await sleep(100);
+  }
+  const republishedEvents = (await metrics.republishedEvents.get()).values.reduce((n, v) => n + v.value, 0);
+  const republished: RepublishReport = {
+    type: 'republished',
+    ms: Date.now() - republishStart,
+    events: republishedEvents,
+    rssMax: republishRss,
+  };
+  send(republished);
   await sleep(start.warmupSeconds * 1000);
   globalThis.gc?.();
 
@@ -165,8 +202,34 @@ async function run(start: StartMessage): Promise<void> {
     syncMs,
     cpuMicrosToSync: toSync.user + toSync.system,
     rssAtSync,
+    peakRssAtSync,
   };
   send(report);
+
+  // A relist of all three resources, as after a 410 on every watch.
+  await new Promise<void>((resolve) => {
+    process.once('message', () => {
+      resolve();
+    });
+  });
+  const relists = async () => (await metrics.relists.get()).values.reduce((n, v) => n + v.value, 0);
+  const relistsBefore = await relists();
+  const relistCpu = process.cpuUsage();
+  const relistStart = Date.now();
+  let relistRss = 0;
+  while ((await relists()) < relistsBefore + 3) {
+    relistRss = Math.max(relistRss, process.memoryUsage().rss);
+    await sleep(50);
+  }
+  const relistCpuUsed = process.cpuUsage(relistCpu);
+  const relisted: RelistReport = {
+    type: 'relisted',
+    ms: Date.now() - relistStart,
+    cpuMicros: relistCpuUsed.user + relistCpuUsed.system,
+    rssMax: relistRss,
+    peakRss: procStatus('VmHWM'),
+  };
+  send(relisted);
   await relay.stop({ flushTimeoutMs: 2_000 });
   scheduler.close();
   process.disconnect();

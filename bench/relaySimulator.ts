@@ -4,7 +4,13 @@
 // through the in-process store (faster than simulated kubelets): every node's Lease renewed every
 // `renewEvery`, spread evenly, and every node's status re-posted with new heartbeats every 5 minutes
 // (nodeStatusReportFrequency), also spread. Optional pod churn (delete + re-create per second).
-// Talks to the parent over IPC: 'ready' with the kubeconfig, 'stats' on request, exits on 'stop'.
+// Talks to the parent over IPC: 'ready' with the kubeconfig, 'stats' on request, 'expire' (every open
+// watch ends with 410 Gone, as after an etcd restore, so the relay relists all three resources: the
+// store is restored to a snapshot of itself, nothing changes), exits on 'stop'.
+//
+// At 100,000 nodes the kubelets renew 10,000 Leases a second: the simulator's watch history is raised
+// (--history-max-events) so that a watch started after a long first list can still resume (the
+// watch cache keeps 75 s, at most about 100,000 events per resource upstream too).
 import type { V1Pod } from '@kubernetes/client-node';
 import { startApiServer, type Wire } from '../local/apiserver/index.js';
 import { formatMicroTime, formatTime } from '../local/apiserver/timestamps.js';
@@ -15,6 +21,7 @@ interface Options {
   readonly renewEveryMs: number;
   readonly statusEveryMs: number;
   readonly podChurnPerSecond: number;
+  readonly historyMaxEvents: number;
 }
 
 function parseOptions(argv: readonly string[]): Options {
@@ -29,6 +36,7 @@ function parseOptions(argv: readonly string[]): Options {
     renewEveryMs: get('--renew-every-ms', 10_000),
     statusEveryMs: get('--status-every-ms', 300_000),
     podChurnPerSecond: get('--pod-churn', 0),
+    historyMaxEvents: get('--history-max-events', 100_000),
   };
 }
 
@@ -68,7 +76,7 @@ function conditions(heartbeat: number, transition: number) {
 
 async function main(): Promise<void> {
   const options = parseOptions(process.argv);
-  const api = await startApiServer();
+  const api = await startApiServer({ historyMaxEvents: options.historyMaxEvents });
   const { store } = api;
   store.namespaces.create({ metadata: { name: 'nlc-system' } });
   const started = Date.now();
@@ -217,6 +225,10 @@ async function main(): Promise<void> {
         statusPosts,
         podsChurned: churned,
       });
+    }
+    if (message.type === 'expire') {
+      api.store.restore(api.store.snapshot());
+      send({ type: 'expired' });
     }
     if (message.type === 'stop') {
       clearInterval(timer);
