@@ -146,7 +146,7 @@ export class RelayMetrics {
   });
   readonly republishes = new Counter({
     name: 'nlc_relay_republishes_total',
-    help: "Republishes this replica made when it started leading: full (its current view and the node deletions of the last 24 h), or damped (only the replay window's changes: a full one was made within the damping window, by any replica).",
+    help: "Republishes this replica made when it started leading: full (its current view and the node deletions of the last 24 h), resumed (the rest of a full one a previous leader left unfinished, from its Lease record), or damped (only the replay window's changes: a full one was made within the damping window, by any replica).",
     labelNames: ['kind'] as const,
     registers: [this.registry],
   });

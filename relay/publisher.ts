@@ -41,6 +41,8 @@ export interface PublisherOptions {
   readonly backoff: PublishBackoff;
   /** Whether this replica may publish now (it leads, and is not stopping). */
   readonly canPublish: () => boolean;
+  /** Republished events the bus accepted (the republish's progress, recorded for a successor). */
+  readonly onRepublished?: (events: readonly ChangeEvent[]) => void;
 }
 
 function describeError(error: unknown): string {
@@ -269,12 +271,15 @@ export class Publisher {
     metrics.publishRequests.inc(result.requests);
     metrics.eventsRetried.inc(result.retried);
     const failedAt = new Set(result.failed.map((f) => f.index));
+    const republished: ChangeEvent[] = [];
     items.forEach((item, index) => {
       if (failedAt.has(index)) return;
       metrics.eventsSent.inc({ detail_type: item.event.detailType });
       metrics.publishLag.observe(Math.max(0, now - item.observedAt) / 1000);
+      if (item.kind === 'change' && item.republished === true) republished.push(item.event);
     });
     if (term !== this.term) return false; // the term ended meanwhile: the queue was cleared
+    if (republished.length > 0) this.options.onRepublished?.(republished);
     let kept = 0;
     let firstProblem: string | undefined;
     for (const failure of result.failed) {

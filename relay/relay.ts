@@ -40,7 +40,7 @@ import type { ChangeEvent } from './publishQueue.js';
 import { Publisher, type PublishBackoff } from './publisher.js';
 import { RecentChanges } from './recentChanges.js';
 import type { ChangeSource, ReflectorBackoff, ReflectorStatus } from './reflector.js';
-import { republishView } from './republish.js';
+import { RepublishCursor, republishView, type RepublishKind } from './republish.js';
 import {
   forgetNode,
   newProbeTracker,
@@ -54,6 +54,12 @@ export { BoundPodsFieldSelector, NodeLeaseNamespace } from './informers.js';
 
 /** The leader Lease's annotation of the last full republish (ISO 8601, the writer's clock). */
 export const ViewRepublishedAnnotation = 'nlc.io/view-republished-at';
+/**
+ * The leader Lease's annotation of a full republish still under way: the time of the full republish
+ * (as ViewRepublishedAnnotation has it), a space, and the first other node (by name) the bus has not
+ * accepted yet; empty once it is done. A successor within the damping window resumes from there.
+ */
+export const RepublishResumeAnnotation = 'nlc.io/view-republish-resume-from';
 /** The leader Lease's annotation of the relay terms of the last hour (ISO 8601, comma-separated). */
 export const RecentTermsAnnotation = 'nlc.io/recent-terms';
 /** Terms the annotation keeps at most. */
@@ -209,6 +215,8 @@ export function createRelay(options: RelayOptions): Relay {
   let syncedAt: EpochMillis | undefined;
   let digestTimer: TimerHandle | undefined;
   let housekeepingTimer: TimerHandle | undefined;
+  /** This term's full (or resumed) republish, while its other nodes are being sent. */
+  let progress: { readonly fullAt: string; readonly cursor: RepublishCursor } | undefined;
 
   const canPublish = (): boolean => leading && !stopped && (elector === undefined || elector.isLeader());
   const publisher = new Publisher({
@@ -222,6 +230,15 @@ export function createRelay(options: RelayOptions): Relay {
     republishRate: options.republishRate ?? 250,
     backoff: { initialMs: 500, maxMs: 30_000, ...options.publishBackoff },
     canPublish,
+    onRepublished: (events) => {
+      if (progress === undefined) return;
+      let moved = false;
+      for (const event of events) {
+        if (event.detailType === NodeChangedDetailType)
+          moved = progress.cursor.accepted(event.detail.node.name) || moved;
+      }
+      if (moved) recordProgress(progress);
+    },
   });
 
   // ---------------------------------------------------------------------------------------------
@@ -404,12 +421,29 @@ export function createRelay(options: RelayOptions): Relay {
     // Written on another replica's clock: a time in the future (a clock ahead) damps nothing, so a bad
     // clock cannot hold back the full republishes of the others.
     const recorded = (at: number): boolean => at <= now + RecordedTimeSlack;
-    const lastFull = Date.parse(elector?.annotation(ViewRepublishedAnnotation) ?? '');
+    const lastFullText = elector?.annotation(ViewRepublishedAnnotation) ?? '';
+    const lastFull = Date.parse(lastFullText);
     const full = !(
       recorded(lastFull) && now - lastFull < (options.republishDamping ?? DefaultRepublishDamping)
     );
-    republishView({ cluster, relayId, recent, nodes, pods, publisher, metrics, logger }, now, full);
-    if (full) elector?.setAnnotation(ViewRepublishedAnnotation, new Date(now).toISOString());
+    // Within the window, a full republish a predecessor left unfinished (its Lease record says where).
+    const [resumeOf, resumeFrom] = (elector?.annotation(RepublishResumeAnnotation) ?? '').split(' ');
+    const what: RepublishKind = full
+      ? { kind: 'full' }
+      : resumeOf === lastFullText && resumeFrom !== undefined && resumeFrom !== ''
+        ? { kind: 'resumed', from: resumeFrom }
+        : { kind: 'damped' };
+    const otherNodes = republishView(
+      { cluster, relayId, recent, nodes, pods, publisher, metrics, logger },
+      now,
+      what,
+    );
+    const fullAt = full ? new Date(now).toISOString() : lastFullText;
+    if (full) elector?.setAnnotation(ViewRepublishedAnnotation, fullAt);
+    if (what.kind !== 'damped' && elector !== undefined) {
+      progress = { fullAt, cursor: new RepublishCursor(otherNodes) };
+      recordProgress(progress);
+    }
     // The terms of the last hour, whichever replica or process led them: on the Lease too.
     const terms = (elector?.annotation(RecentTermsAnnotation) ?? '')
       .split(',')
@@ -436,9 +470,17 @@ export function createRelay(options: RelayOptions): Relay {
     }
   }
 
+  /** Where this term's republish has got, on the Lease (with the next renewal) for a successor. */
+  function recordProgress(p: NonNullable<typeof progress>): void {
+    const next = p.cursor.next;
+    elector?.setAnnotation(RepublishResumeAnnotation, next === undefined ? '' : `${p.fullAt} ${next}`);
+    if (next === undefined) progress = undefined;
+  }
+
   function stoppedLeading(reason: string): void {
     if (!leading) return;
     leading = false;
+    progress = undefined;
     leaderSince = undefined;
     republishDue = false;
     if (digestTimer !== undefined) scheduler.cancel(digestTimer);

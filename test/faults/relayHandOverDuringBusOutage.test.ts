@@ -14,7 +14,13 @@ import { makeKubeConfig } from '../../local/apiserver/index.js';
 import { formatTime } from '../../local/apiserver/timestamps.js';
 import { inProcessHttpLibrary, inProcessWatch } from '../../local/simulate/transport.js';
 import { RelayMetrics } from '../../relay/metrics.js';
-import { createRelay, type Relay, type RelayOptions } from '../../relay/relay.js';
+import {
+  createRelay,
+  DefaultRepublishDamping,
+  RepublishResumeAnnotation,
+  type Relay,
+  type RelayOptions,
+} from '../../relay/relay.js';
 import type { EpochMillis, Millis } from '../../shared/domain/types.js';
 import type { OutgoingEvent } from '../../shared/events.js';
 import type { EventSink, PublishOptions, PublishResult } from '../../shared/ports/eventSink.js';
@@ -325,5 +331,54 @@ describe('a relay leader hand-over during a bus outage', () => {
     expect(restarted.relay.isLeader()).toBe(true);
     expectConverged(c, bus, back, false);
     expectDigestsFrom(bus, 'relay-a2', back, c.scheduler.now());
+  });
+});
+
+// At 100,000 nodes a full republish lasts minutes; a rolling update can end its term seconds in. Before,
+// the successor found the full republish recorded, was damped, and the nodes not sent yet went unsent
+// for the whole damping window. Now the leader records on its Lease how far it got (by node name), and
+// a successor resumes from there.
+describe('a full republish cut short by a hand-over', () => {
+  it('is resumed by the successor from the first node the bus had not accepted, not started over nor dropped', async () => {
+    const c = startCluster();
+    c.store.namespaces.create({ metadata: { name: RelayNamespace } });
+    const names = Array.from({ length: 10 }, (_, i) => `node-${i}`);
+    for (const name of [...names].reverse()) createNode(c, name); // created out of name order
+    const bus = new RecordingSink(c.scheduler);
+    const damped = { republishDamping: DefaultRepublishDamping };
+    // One republished event a second: the leader stops with some of the ten nodes sent, not all.
+    const a = await startReplica(c, bus, 'relay-a', { ...damped, republishRate: 1 });
+    for (let i = 0; i < 20 && bus.nodeChanges().length < 3; i++) await c.scheduler.advance(S);
+    expect(a.relay.isLeader()).toBe(true);
+    const sentByA = bus.nodeChanges().map((n) => n.node.name);
+    expect(sentByA.length).toBeLessThan(10);
+    expect(sentByA).toEqual(names.slice(0, sentByA.length)); // by name
+    await a.relay.stop({ flushTimeoutMs: 1_000 });
+    const lease = c.store.leases.get('nlc-relay', { namespace: RelayNamespace });
+    expect(lease.metadata?.annotations?.[RepublishResumeAnnotation]).toBe(
+      `${lease.metadata?.annotations?.['nlc.io/view-republished-at'] ?? '?'} ${names[sentByA.length] ?? ''}`,
+    );
+
+    const b = await startReplica(c, bus, 'relay-b', damped);
+    await c.scheduler.advance(10 * S);
+    expect(b.relay.isLeader()).toBe(true);
+    const sentByB = bus
+      .nodeChanges()
+      .slice(sentByA.length)
+      .map((n) => n.node.name);
+    expect(sentByB).toEqual(names.slice(sentByA.length));
+    const republishes = await b.metrics.republishes.get();
+    expect(republishes.values).toEqual([expect.objectContaining({ labels: { kind: 'resumed' }, value: 1 })]);
+    // Done: the record says so, and a third leader within the window is damped.
+    await b.relay.stop({ flushTimeoutMs: 1_000 });
+    expect(
+      c.store.leases.get('nlc-relay', { namespace: RelayNamespace }).metadata?.annotations?.[
+        RepublishResumeAnnotation
+      ],
+    ).toBe('');
+    const d = await startReplica(c, bus, 'relay-d', damped);
+    await c.scheduler.advance(10 * S);
+    expect(d.relay.isLeader()).toBe(true);
+    expect(bus.nodeChanges()).toHaveLength(10);
   });
 });
