@@ -192,7 +192,7 @@ export function createInformers(options: InformersOptions): Informers {
         .listNamespacedLease({ namespace: NodeLeaseNamespace, ...page(p) }, requestOptions(signal))
         .then(toPage),
     read: sharing(readLease, (lease) => ({ ...lease, nodeName: interner.string(lease.nodeName) })),
-    key: (name) => name,
+    byNameOnly: true,
     handler: {
       add: (lease) => {
         handlers.lease(lease);

@@ -14,7 +14,9 @@ export class Interner {
   private strings = new Map<string, string>();
   private tolerationLists = new Map<string, readonly Toleration[]>();
 
-  constructor(private readonly maxEntries = 100_000) {}
+  // Sized for 100,000 nodes: their names alone are 100,000 distinct values, and a table that overflows
+  // empties, so every pod listed after that gets its own copy of its node's name again.
+  constructor(private readonly maxEntries = 500_000) {}
 
   /** The shared copy of `s`. */
   string<S extends string>(s: S): S {

@@ -12,7 +12,7 @@ import type { Scheduler } from '../../../shared/ports/scheduler.js';
 const t0 = Date.parse('2026-01-01T00:00:00Z');
 
 interface Item {
-  readonly metadata: { readonly name: string; readonly resourceVersion: string };
+  readonly metadata: { readonly name: string; readonly namespace?: string; readonly resourceVersion: string };
   readonly value: number;
 }
 
@@ -329,5 +329,35 @@ describe('the reflector watchdog', () => {
     // Now with an object cached: 20 s.
     await at(h, 200);
     expect(h.stalls).toBe(2);
+  });
+});
+
+describe('the reflector cache', () => {
+  const inNamespace = (namespace: string, name: string, value: number): Item => ({
+    metadata: { name, namespace, resourceVersion: '10' },
+    value,
+  });
+
+  it('keeps objects of one name in two namespaces apart, and a relist deletes only the one gone', async () => {
+    const h = start({
+      stallTimeoutMs: 20_000,
+      items: [inNamespace('a', 'web', 1), inNamespace('b', 'web', 1)],
+    });
+    await h.reflector.start();
+    expect(h.reflector.status().objects).toBe(2);
+    expect(h.reflector.get('web', 'a')?.value).toBe(1);
+
+    h.listed = { items: [inNamespace('b', 'web', 2)], resourceVersion: '15' };
+    await at(h, 20); // stalled: relists
+    expect(h.changes).toEqual([
+      'add web=1 (initial)',
+      'add web=1 (initial)',
+      'update web=2 (relist)',
+      'delete web=1 (relist)',
+    ]);
+    expect(h.reflector.get('web', 'a')).toBeUndefined();
+    expect(h.reflector.get('web', 'b')?.value).toBe(2);
+    expect([...h.reflector.values()].map((i) => i.value)).toEqual([2]);
+    expect(h.reflector.status().objects).toBe(1);
   });
 });
