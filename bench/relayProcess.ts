@@ -32,6 +32,8 @@ export interface RepublishReport {
   readonly ms: number;
   readonly events: number;
   readonly rssMax: number;
+  /** Leadership lost and won again meanwhile (a starved event loop misses its renew deadline). */
+  readonly leadershipChanges: number;
 }
 
 export interface RelistReport {
@@ -73,6 +75,8 @@ export interface WindowReport {
   readonly cpuMicrosToSync: number;
   readonly rssAtSync: number;
   readonly peakRssAtSync: number | null;
+  /** Counters since the relay started: what a starved process does not hide. */
+  readonly health: Readonly<Record<string, number>>;
 }
 
 /** A `kB` line of /proc/self/status, in bytes; null where there is none. */
@@ -86,6 +90,11 @@ function procStatus(field: string): number | null {
   } catch {
     return null;
   }
+}
+
+/** A counter's total over its labels. */
+async function total(counter: { get(): Promise<{ values: readonly { value: number }[] }> }): Promise<number> {
+  return (await counter.get()).values.reduce((n, v) => n + v.value, 0);
 }
 
 const send = (message: object): void => {
@@ -148,16 +157,18 @@ async function run(start: StartMessage): Promise<void> {
   // The first term's republish (the whole view, paced): until the paced lane is empty.
   const republishStart = Date.now();
   let republishRss = 0;
-  while (relay.status().pendingRepublished > 0) {
+  // Until this term's view is out: a term lost meanwhile clears the lane, and the next term resumes it.
+  while (relay.status().pendingRepublished > 0 || !relay.isLeader()) {
     republishRss = Math.max(republishRss, process.memoryUsage().rss);
     await sleep(100);
   }
-  const republishedEvents = (await metrics.republishedEvents.get()).values.reduce((n, v) => n + v.value, 0);
+  const republishedEvents = await total(metrics.republishedEvents);
   const republished: RepublishReport = {
     type: 'republished',
     ms: Date.now() - republishStart,
     events: republishedEvents,
     rssMax: republishRss,
+    leadershipChanges: await total(metrics.leadershipChanges),
   };
   send(republished);
   await sleep(start.warmupSeconds * 1000);
@@ -203,6 +214,13 @@ async function run(start: StartMessage): Promise<void> {
     cpuMicrosToSync: toSync.user + toSync.system,
     rssAtSync,
     peakRssAtSync,
+    health: {
+      leadershipChanges: await total(metrics.leadershipChanges),
+      digestsSkipped: await total(metrics.digestsSkipped),
+      watchRestarts: await total(metrics.watchRestarts),
+      watchStalls: await total(metrics.watchStalls),
+      relists: await total(metrics.relists),
+    },
   };
   send(report);
 
@@ -212,7 +230,7 @@ async function run(start: StartMessage): Promise<void> {
       resolve();
     });
   });
-  const relists = async () => (await metrics.relists.get()).values.reduce((n, v) => n + v.value, 0);
+  const relists = () => total(metrics.relists);
   const relistsBefore = await relists();
   const relistCpu = process.cpuUsage();
   const relistStart = Date.now();
