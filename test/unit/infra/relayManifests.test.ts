@@ -125,6 +125,55 @@ describe('the relay Deployment', () => {
   });
 });
 
+describe('the relay sizes (docs/relay.md#sizing)', () => {
+  interface Container {
+    name: string;
+    env?: { name: string; value?: string }[];
+    resources?: { limits?: { memory?: string } };
+  }
+  const mebibytes = (quantity: string): number => {
+    const m = /^(\d+)(Mi|Gi)$/.exec(quantity);
+    if (m === null) throw new Error(`not a Mi or Gi quantity: ${quantity}`);
+    return Number(m[1]) * (m[2] === 'Gi' ? 1024 : 1);
+  };
+  const containerOf = (deployment: Record<string, unknown>): Container => {
+    const { spec } = deployment as { spec: { template: { spec: { containers: Container[] } } } };
+    const container = spec.template.spec.containers[0];
+    if (container === undefined) throw new Error('no container');
+    return container;
+  };
+  const largePatch = async (): Promise<Record<string, unknown>> => {
+    const [patch] = await loadManifests([infra('relay-large/deployment-patch.yaml')]);
+    if (patch === undefined) throw new Error('no patch');
+    return patch.object;
+  };
+
+  it('patches the base Deployment and its container (infra/relay-large)', async () => {
+    const patch = await largePatch();
+    const { name, namespace } = find('Deployment', 'nlc-relay').metadata as Record<string, string>;
+    expect(patch).toMatchObject({ kind: 'Deployment', metadata: { name, namespace } });
+    expect(containerOf(patch).name).toBe(containerOf(find('Deployment', 'nlc-relay')).name);
+    const kustomization = await readFile(infra('relay-large/kustomization.yaml'), 'utf8');
+    expect(kustomization).toMatch(/resources:\s*\n\s*- \.\.\/relay\n/);
+  });
+
+  // Resident memory runs about 100 MiB above the old space (semi-spaces, code, buffers: bench/relay.ts
+  // at every size measured), so the heap cap must leave that much within the limit, or the container is
+  // OOM-killed before V8 collects.
+  it.each(['relay', 'relay-large'])(
+    '%s caps the heap with room for the rest within the limit',
+    async (size) => {
+      const container = containerOf(size === 'relay' ? find('Deployment', 'nlc-relay') : await largePatch());
+      const options = container.env?.find((e) => e.name === 'NODE_OPTIONS')?.value ?? '';
+      const heap = Number(/--max-old-space-size=(\d+)/.exec(options)?.[1]);
+      const limit = mebibytes(container.resources?.limits?.memory ?? '');
+      expect(heap).toBeGreaterThan(0);
+      expect(heap + 96).toBeLessThanOrEqual(limit);
+      expect(limit).toBeLessThanOrEqual(1024);
+    },
+  );
+});
+
 describe('the relay RBAC', () => {
   /** The Lease verbs a relay source file calls on its API client (read → get, replace → update, …). */
   async function leaseVerbsOf(file: string): Promise<string[]> {
