@@ -13,7 +13,7 @@ export default defineConfig({
         test: {
           name: 'dynamodb-in-memory',
           include: [
-            'test/integration/dynamodb/{controllerStateStore,decisionStore,digestPartStore,nodeStore,podEvictionStore,zoneQueues}.test.ts',
+            'test/integration/dynamodb/{controllerStateStore,decisionStore,digestPartStore,nodeStore,passLeaseStore,podEvictionStore,zoneQueues}.test.ts',
           ],
           env: { NLC_TEST_DYNAMODB: 'memory' },
         },

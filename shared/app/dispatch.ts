@@ -4,6 +4,7 @@
 // so a simulation decides through the same routing as production. A run returns steps: the drainer
 // waits for its next due item in process, which a Lambda sleeps through and the simulator schedules in
 // virtual time (steps.ts).
+import { randomUUID } from 'node:crypto';
 import type { ControllerConfig } from '../config.js';
 import type { Millis } from '../domain/types.js';
 import { EventParseError } from '../errors.js';
@@ -21,6 +22,7 @@ import { checkDrainerInvocation, type DrainerInvocation, type TriggerDrainer } f
 import { drainerSteps, drainerWaitBudget } from './drainerScheduling.js';
 import { done, type Step } from './steps.js';
 import { runMonitorPass, type MonitorCache } from './monitor.js';
+import { withPassLease } from './passLease.js';
 import { runNodeTaints } from './nodeTaints.js';
 import { processPodChange } from './podProcessing.js';
 import type { NodeReadMemo } from './reconcileNodes.js';
@@ -79,8 +81,10 @@ export function newWarmState(): WarmState {
 export interface RunContext {
   readonly deps: FunctionDeps;
   readonly warm: WarmState;
-  /** The invocation's remaining time (the drainer's wait budget depends on it). */
+  /** The invocation's remaining time (the drainer's wait budget and the monitor's pass lease). */
   readonly remainingMs: () => Millis;
+  /** Names the invocation as a pass lease's holder (Lambda's request id); default: a fresh UUID. */
+  readonly invocationId?: string;
 }
 
 /** An input the function is not subscribed to: a routing bug, or a forged invoke. */
@@ -158,8 +162,14 @@ export const Dispatch: Readonly<Record<FunctionName, Run>> = {
     }
     if (input.kind !== 'event' || input.event['detail-type'] !== HeartbeatDigestDetailType)
       throw notRouted('monitorNodeHealth', input);
-    // The digest's cluster is checked by the pass, before any read, with its own refusal counters.
-    await runMonitorPass(ctx.deps, input.event.detail, ctx.warm);
+    // Refused before the lease is taken: a digest for another cluster reads and writes nothing.
+    checkServedCluster(input.event, ctx.deps.config.cluster);
+    const { detail } = input.event;
+    await withPassLease(
+      ctx.deps,
+      { holder: ctx.invocationId ?? randomUUID(), remainingMs: ctx.remainingMs() },
+      () => runMonitorPass(ctx.deps, detail, ctx.warm),
+    );
     return done;
   },
   evictionDrainer: drain,

@@ -19,6 +19,7 @@ export type MetricName =
   | 'taint_eviction_controller_pod_deletions_total'
   | 'nlc_observation_gap_seconds'
   | 'nlc_stale_digests_total'
+  | 'nlc_monitor_pass_lease_busy_total'
   | 'nlc_refused_digests_total'
   | 'nlc_lease_confirmation_holds_total'
   | 'nlc_foreign_node_controller_writes_total';

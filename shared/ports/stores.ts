@@ -496,6 +496,38 @@ export interface DigestPartStore {
   clearParts(cluster: string, upTo: DigestPosition, opts?: StoreCallOptions): Promise<void>;
 }
 
+// ---------------------------------------------------------------------------------------------------
+// The monitor's pass lease (one pass of a cluster at a time: docs/deploy.md, "Serializing the monitor")
+
+/** Who holds a cluster's pass lease, and until when (the functions' clock). */
+export interface PassLeaseHolder {
+  readonly holder: string;
+  readonly until: EpochMillis;
+}
+
+export type PassLeaseResult =
+  { readonly acquired: true } | { readonly acquired: false; readonly held: PassLeaseHolder | undefined };
+
+/**
+ * One lease per cluster that a monitor pass holds while it runs, so two passes of one cluster never
+ * overlap while passes of different clusters run in parallel. Times are the functions' clock (Lambda's,
+ * which AWS keeps synchronised), never a relay's.
+ */
+export interface PassLeaseStore {
+  /**
+   * Takes the cluster's lease for `holder` until `until`, unless another holder's lease is still
+   * unexpired at `now` (then `held` says whose, when it could be read). An expired lease (its holder
+   * crashed or timed out) is taken over.
+   */
+  acquire(
+    cluster: string,
+    lease: PassLeaseHolder & { readonly now: EpochMillis },
+    opts?: StoreCallOptions,
+  ): Promise<PassLeaseResult>;
+  /** Gives the lease back if `holder` still holds it (a taken-over lease is left to its new holder). */
+  release(cluster: string, holder: string, opts?: StoreCallOptions): Promise<void>;
+}
+
 /** All state stores of one deployment. */
 export interface StateStores {
   readonly controllerState: ControllerStateStore;
@@ -504,4 +536,5 @@ export interface StateStores {
   readonly podEvictions: PodEvictionStore;
   readonly decisions: DecisionStore;
   readonly digestParts: DigestPartStore;
+  readonly passLease: PassLeaseStore;
 }

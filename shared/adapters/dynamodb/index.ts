@@ -18,6 +18,7 @@ import { DynamoDbControllerStateStore } from './controllerStateStore.js';
 import { DynamoDbDecisionStore } from './decisionStore.js';
 import { DynamoDbDigestPartStore } from './digestPartStore.js';
 import { DynamoDbNodeStore } from './nodeStore.js';
+import { DynamoDbPassLeaseStore } from './passLeaseStore.js';
 import { DynamoDbPodEvictionStore } from './podEvictionStore.js';
 import type { TableNames } from './tables.js';
 import { DynamoDbZoneQueueStore } from './zoneQueueStore.js';
@@ -81,6 +82,7 @@ export function createDynamoDbStores(options: DynamoDbStoresOptions): DynamoDbSt
     podEvictions: new DynamoDbPodEvictionStore(ctx),
     decisions: new DynamoDbDecisionStore(ctx),
     digestParts: new DynamoDbDigestPartStore(ctx),
+    passLease: new DynamoDbPassLeaseStore(ctx),
   };
 }
 
