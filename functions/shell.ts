@@ -1,19 +1,23 @@
 // The one shape of every Lambda shell: Powertools' logger context and metrics, the parser over the
 // whole event (a malformed one is logged naming each field and thrown before any I/O, so Lambda retries
-// it and the dead-letter queue keeps it), the runtime built once per cold start, then the function's
-// dispatch (shared/app/dispatch.ts), whose waits the invocation sleeps through.
+// it and the dead-letter queue keeps it), the served cluster's runtime (built at its first event per
+// container), then the function's dispatch (shared/app/dispatch.ts), whose waits the invocation sleeps
+// through. One deployment serves several clusters (NLC_CLUSTERS, shared/adapters/clusters.ts).
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { parser } from '@aws-lambda-powertools/parser/middleware';
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import type { z } from 'zod';
-import { loadRuntime, type Runtime } from '../shared/adapters/runtime.js';
+import { createRuntimes, type Runtimes } from '../shared/adapters/runtime.js';
 import {
+  clusterOf,
   Dispatch,
   newWarmState,
+  unservedCluster,
   type FunctionDeps,
   type FunctionInput,
   type FunctionName,
+  type WarmState,
 } from '../shared/app/dispatch.js';
 import { runSteps } from '../shared/app/steps.js';
 import { EventParseError } from '../shared/errors.js';
@@ -42,17 +46,17 @@ export interface ShellSpec<S extends z.ZodType> {
  * export const handler = lambdaHandler({ name: 'nodeTaints', source: NodeTaintsSource, schema: NodeChangedEvent, what: NodeChangedDetailType, input: (event) => ({ kind: 'event', event }) });
  */
 export function lambdaHandler<S extends z.ZodType>(spec: ShellSpec<S>) {
-  // Once per cold start: clients and settings only. A failed start is not kept, so the next invocation
-  // tries again (cluster credentials held in AWS may be briefly unavailable).
-  let runtime: Promise<Runtime> | undefined;
-  const getRuntime = (): Promise<Runtime> => {
-    runtime ??= loadRuntime(process.env, { source: spec.source }).catch((error: unknown) => {
-      runtime = undefined;
-      throw error;
-    });
-    return runtime;
+  // Once per cold start: the settings of every served cluster (a bad one is a ConfigError naming it,
+  // before any I/O; not kept, so every invocation reports it). Each cluster's runtime (its credentials
+  // and Kubernetes client) and warm state are built at its first event and kept per container.
+  let runtimes: Runtimes | undefined;
+  const getRuntimes = (): Runtimes => (runtimes ??= createRuntimes(process.env, { source: spec.source }));
+  const warmStates = new Map<string, WarmState>();
+  const warmOf = (cluster: string): WarmState => {
+    let warm = warmStates.get(cluster);
+    if (warm === undefined) warmStates.set(cluster, (warm = newWarmState()));
+    return warm;
   };
-  const warm = newWarmState();
   return middy<unknown, undefined>()
     .use(injectLambdaContext(logger, { resetKeys: true }))
     .use(publishMetrics()) // flushes on success and on error
@@ -72,28 +76,78 @@ export function lambdaHandler<S extends z.ZodType>(spec: ShellSpec<S>) {
         throw error;
       }
       const event = parsed.data as z.output<S>;
-      const rt = await getRuntime();
-      logger.appendKeys({ cluster: rt.clusterName, ...spec.keys?.(event) });
-      const deps: FunctionDeps = {
-        config: rt.config,
-        stores: rt.stores,
-        cluster: rt.cluster,
-        observer: rt.observer,
-        clock: rt.clock,
-        signal,
-        ...(rt.triggerDrainer !== undefined && { triggerDrainer: rt.triggerDrainer }),
-      };
-      try {
+      const input = spec.input(event);
+      const rts = getRuntimes();
+      const target = clusterOf(input);
+      logger.appendKeys({ ...(target !== undefined && { cluster: target }), ...spec.keys?.(event) });
+      const run = async (cluster: string): Promise<void> => {
+        const runtime = rts.runtime(cluster);
+        // For a cluster the deployment does not serve: rejected before any I/O, as a malformed event.
+        if (runtime === undefined) throw unservedCluster(input, cluster, rts.clusters);
+        const rt = await runtime;
+        const deps: FunctionDeps = {
+          config: rt.config,
+          stores: rt.stores,
+          cluster: rt.cluster,
+          observer: rt.observer,
+          clock: rt.clock,
+          signal,
+          ...(rt.triggerDrainer !== undefined && { triggerDrainer: rt.triggerDrainer }),
+        };
         const first = await Dispatch[spec.name](
-          { deps, warm, remainingMs: () => context.getRemainingTimeInMillis() },
-          spec.input(event),
+          {
+            deps,
+            warm: warmOf(cluster),
+            remainingMs: () => context.getRemainingTimeInMillis(),
+            invocationId: context.awsRequestId,
+          },
+          input,
         );
         await runSteps(first, undefined, signal);
+      };
+      try {
+        // An event or an invoke names its cluster; a schedule's tick serves every cluster, in parallel
+        // (each cluster's run is its own: one failing does not stop the others).
+        if (target !== undefined) await run(target);
+        else await forEachCluster(rts.clusters, run);
       } catch (error) {
-        // For another cluster, or not this function's: rejected before any write, as a malformed event.
         if (error instanceof EventParseError)
           logger.error('event rejected: nothing written', { event: spec.what, problems: error.issues });
         throw error;
       }
     });
+}
+
+/** How many clusters a schedule's tick runs at once (each mostly waits on DynamoDB and the API). */
+export const ScheduleFanOut = 8;
+
+/** Runs `run` for every cluster, at most ScheduleFanOut at once; throws after all ran if any failed. */
+async function forEachCluster(
+  clusters: readonly string[],
+  run: (cluster: string) => Promise<void>,
+): Promise<void> {
+  const failures: { cluster: string; error: unknown }[] = [];
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    for (let i = next++; i < clusters.length; i = next++) {
+      const cluster = clusters[i] ?? '';
+      try {
+        await run(cluster);
+      } catch (error) {
+        logger.error('scheduled run failed for a cluster', {
+          cluster,
+          error: error instanceof Error ? error.message : String(error),
+        });
+        failures.push({ cluster, error });
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(ScheduleFanOut, clusters.length) }, worker));
+  if (failures.length === 1) throw failures[0]?.error;
+  if (failures.length > 1) {
+    throw new AggregateError(
+      failures.map((f) => f.error),
+      `scheduled run failed for clusters ${failures.map((f) => f.cluster).join(', ')}`,
+    );
+  }
 }

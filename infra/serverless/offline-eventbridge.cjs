@@ -13,8 +13,9 @@
 //   detail checks when the entry lacks them and compares bus names as substrings; here an entry without
 //   them matches nothing, the bus name must be equal, and an entry naming no bus goes to the default bus.
 // - Event ids are UUIDs, and `time` is the entry's Time when it has one.
-// - Invocations: at most `reservedConcurrency` at a time per function (the monitor's 1: passes are
-//   serialized as deployed, docs/deploy.md), and a few for the others (see DEFAULT_LOCAL_CONCURRENCY);
+// - Invocations: at most `reservedConcurrency` at a time per function when it has one, and a few
+//   otherwise (see DEFAULT_LOCAL_CONCURRENCY; the monitor's passes of one cluster are serialized by
+//   its pass lease, docs/deploy.md);
 //   a failed asynchronous invocation is retried the function's
 //   `maximumRetryAttempts` times (2 by default, as Lambda does), then logged as what would go to the
 //   dead-letter queue. Nothing is thrown out of an invocation: upstream rethrows into an MQTT callback or

@@ -1,6 +1,7 @@
 // The wiring every function shares: settings, the DynamoDB stores, the cluster port, the Observer and the
-// drainer trigger, built from the environment once per cold start (module scope: clients and config
-// only, docs/contributing.md#module-scope). The local stack builds the same Runtime with endpoint overrides
+// drainer trigger, built from the environment: the settings of every served cluster and the shared
+// clients once per cold start, each cluster's credentials and Kubernetes client at its first use
+// (module scope: clients and config only, docs/contributing.md#module-scope). The local stack builds the same Runtime with endpoint overrides
 // (NLC_DYNAMODB_ENDPOINT for its DynamoDB-compatible server, NLC_LAMBDA_ENDPOINT for serverless-offline,
 // NLC_KUBECONFIG for the API simulator's kubeconfig file).
 //
@@ -11,6 +12,8 @@
 //   NLC_EVICTION_DRAINER_FUNCTION      optional: the drainer the monitor invokes after a pass
 //   NLC_LAMBDA_ENDPOINT                optional: where that invoke goes (serverless-offline's lambda port)
 //   cluster credentials                shared/adapters/kubernetes/authConfig.ts (NLC_KUBECONFIG, …)
+//   NLC_CLUSTERS                       optional: several served clusters, each with its own settings and
+//                                      credentials (shared/adapters/clusters.ts)
 //   AWS_REGION                         set by Lambda; required unless every AWS endpoint is overridden
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { loadConfig, type ControllerConfig } from '../config.js';
@@ -29,12 +32,8 @@ import {
   type TableNames,
 } from './dynamodb/index.js';
 import { loadKubeConfig, type LoadKubeConfigDeps } from './kubernetes/auth.js';
-import {
-  ClusterAuthEnv,
-  loadClusterAuth,
-  ownedEnvVars as clusterAuthEnvVars,
-  type ClusterAuthConfig,
-} from './kubernetes/authConfig.js';
+import { ownedEnvVars as clusterAuthEnvVars } from './kubernetes/authConfig.js';
+import { ClustersEnv, loadServedClusters, type ServedCluster } from './clusters.js';
 import { createKubernetesCluster } from './kubernetes/cluster.js';
 
 /** The environment variables the wiring reads (besides the settings and the cluster credentials). */
@@ -47,6 +46,7 @@ export const RuntimeEnv = {
   dynamodbEndpoint: 'NLC_DYNAMODB_ENDPOINT',
   lambdaEndpoint: 'NLC_LAMBDA_ENDPOINT',
   drainerFunction: 'NLC_EVICTION_DRAINER_FUNCTION',
+  clusters: ClustersEnv,
 } as const;
 
 /**
@@ -68,7 +68,8 @@ export interface RuntimeSettings {
   readonly dynamodbEndpoint: string | undefined;
   readonly lambdaEndpoint: string | undefined;
   readonly drainerFunction: string | undefined;
-  readonly clusterAuth: ClusterAuthConfig;
+  /** The served clusters by name: NLC_CLUSTER alone, or NLC_CLUSTERS' (each its settings and credentials). */
+  readonly clusters: ReadonlyMap<string, ServedCluster>;
   /** Credentials for local endpoints when the environment has none (a local server ignores them). */
   readonly localCredentials: boolean;
 }
@@ -148,22 +149,16 @@ export function loadRuntimeSettings(env: Env): { config: ControllerConfig; setti
       message: 'required: the region of the DynamoDB tables (Lambda sets it)',
     });
   }
-  let clusterAuth: ClusterAuthConfig | undefined;
+  let clusters: ReadonlyMap<string, ServedCluster> | undefined;
   try {
-    clusterAuth = loadClusterAuth(env);
-    if (clusterAuth === undefined) {
-      issues.push({
-        path: ClusterAuthEnv.kubeconfigFile,
-        message:
-          `no cluster credentials: set one of ${ClusterAuthEnv.kubeconfigFile}, ${ClusterAuthEnv.kubeconfigSecret}, ` +
-          `${ClusterAuthEnv.kubeconfigParameter}, ${ClusterAuthEnv.eks} or ${ClusterAuthEnv.json}`,
-      });
-    }
+    clusters = loadServedClusters(env, config, ownedEnvVars);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
-    issues.push(...error.issues);
+    // A bad stage-wide setting is already reported above: each cluster's settings read it too.
+    const known = new Set(issues.map((i) => `${i.path}\0${i.message}`));
+    issues.push(...error.issues.filter((i) => !known.has(`${i.path}\0${i.message}`)));
   }
-  if (issues.length > 0 || config === undefined || clusterAuth === undefined) throw new ConfigError(issues);
+  if (issues.length > 0 || config === undefined || clusters === undefined) throw new ConfigError(issues);
   const hasCredentials =
     read(env, 'AWS_ACCESS_KEY_ID') !== undefined || read(env, 'AWS_PROFILE') !== undefined;
   return {
@@ -174,16 +169,17 @@ export function loadRuntimeSettings(env: Env): { config: ControllerConfig; setti
       dynamodbEndpoint,
       lambdaEndpoint,
       drainerFunction,
-      clusterAuth,
+      clusters,
       localCredentials: !hasCredentials && (dynamodbEndpoint !== undefined || lambdaEndpoint !== undefined),
     },
   };
 }
 
-/** Everything a function needs, built once per cold start. */
+/** Everything a function needs for one served cluster, built at the cluster's first event per container. */
 export interface Runtime {
+  /** The cluster's effective settings (config.cluster is its name). */
   readonly config: ControllerConfig;
-  /** The cluster this deployment serves (config.cluster): events for another one are rejected. */
+  /** The cluster this runtime serves (config.cluster): events for another one are rejected. */
   readonly clusterName: string;
   /** The function's name in the Decisions trail and logs (`monitor`, `drainer`, …). */
   readonly source: string;
@@ -193,6 +189,18 @@ export interface Runtime {
   readonly clock: Clock;
   /** Present when NLC_EVICTION_DRAINER_FUNCTION is set (the monitor's environment). */
   readonly triggerDrainer?: TriggerDrainer;
+}
+
+/** The runtimes of every served cluster of one container. */
+export interface Runtimes {
+  /** The served clusters' names (one, or NLC_CLUSTERS' in its order). */
+  readonly clusters: readonly string[];
+  /**
+   * The runtime of a served cluster, built at its first use and kept (its credentials resolved then);
+   * a failed build is not kept, so the next invocation tries again (credentials held in AWS may be
+   * briefly unavailable). Undefined for a cluster the deployment does not serve: nothing was read.
+   */
+  runtime(cluster: string): Promise<Runtime> | undefined;
 }
 
 export interface LoadRuntimeOptions {
@@ -211,15 +219,17 @@ export interface LoadRuntimeOptions {
 const LocalCredentials = { accessKeyId: 'local', secretAccessKey: 'local' } as const;
 
 /**
- * Builds the Runtime from the environment. Throws ConfigError naming every bad variable before any I/O,
- * then ClusterAuthError if the cluster credentials cannot be resolved.
+ * The runtimes of every served cluster from the environment. Throws ConfigError naming every bad
+ * variable (each cluster's settings and credentials included) before any I/O. The stores and the
+ * Lambda client are shared by the clusters (every key starts with the cluster's name); each cluster has
+ * its own settings and its own Kubernetes client.
  *
  * @example
- * let runtime: Promise<Runtime> | undefined; // module scope: once per cold start
- * const get = () => (runtime ??= loadRuntime(process.env, { source: 'monitor' }));
+ * let runtimes: Runtimes | undefined; // module scope: once per cold start
+ * const rt = await (runtimes ??= createRuntimes(process.env, { source: 'monitor' })).runtime('prod');
  */
-export async function loadRuntime(env: Env, options: LoadRuntimeOptions): Promise<Runtime> {
-  const { config, settings } = loadRuntimeSettings(env);
+export function createRuntimes(env: Env, options: LoadRuntimeOptions): Runtimes {
+  const { settings } = loadRuntimeSettings(env);
   const clock = options.clock ?? systemClock;
   const observer = options.observer ?? powertoolsObserver;
   const credentials = settings.localCredentials ? LocalCredentials : undefined;
@@ -231,15 +241,6 @@ export async function loadRuntime(env: Env, options: LoadRuntimeOptions): Promis
     ...(settings.dynamodbEndpoint !== undefined && { endpoint: settings.dynamodbEndpoint }),
     ...(credentials !== undefined && { credentials }),
     ...(options.storeSettings !== undefined && { settings: options.storeSettings }),
-  });
-  const { kubeConfig } = await loadKubeConfig(settings.clusterAuth, { clock, ...options.kube });
-  const cluster = createKubernetesCluster(kubeConfig, {
-    requestTimeoutMs: KubernetesRequestTimeout,
-    clock,
-    throttle: { qps: config.kubeApiQps, burst: config.kubeApiBurst },
-    onRetry: (notice) => {
-      observer.debug('retrying a Kubernetes API request', { ...notice });
-    },
   });
   const functionName = settings.drainerFunction;
   let triggerDrainer: TriggerDrainer | undefined;
@@ -271,14 +272,58 @@ export async function loadRuntime(env: Env, options: LoadRuntimeOptions): Promis
       }
     };
   }
-  return {
-    config,
-    clusterName: config.cluster,
-    source: options.source,
-    stores,
-    cluster,
-    observer,
-    clock,
-    ...(triggerDrainer !== undefined && { triggerDrainer }),
+  const build = async (served: ServedCluster): Promise<Runtime> => {
+    const { kubeConfig } = await loadKubeConfig(served.clusterAuth, { clock, ...options.kube });
+    const cluster = createKubernetesCluster(kubeConfig, {
+      requestTimeoutMs: KubernetesRequestTimeout,
+      clock,
+      // Each cluster's client has its own rate limit, as each controller's client upstream.
+      throttle: { qps: served.config.kubeApiQps, burst: served.config.kubeApiBurst },
+      onRetry: (notice) => {
+        observer.debug('retrying a Kubernetes API request', { ...notice, cluster: served.config.cluster });
+      },
+    });
+    return {
+      config: served.config,
+      clusterName: served.config.cluster,
+      source: options.source,
+      stores,
+      cluster,
+      observer,
+      clock,
+      ...(triggerDrainer !== undefined && { triggerDrainer }),
+    };
   };
+  const built = new Map<string, Promise<Runtime>>();
+  return {
+    clusters: [...settings.clusters.keys()],
+    runtime: (name) => {
+      const kept = built.get(name);
+      if (kept !== undefined) return kept;
+      const served = settings.clusters.get(name);
+      if (served === undefined) return undefined;
+      const pending = build(served).catch((error: unknown) => {
+        built.delete(name);
+        throw error;
+      });
+      built.set(name, pending);
+      return pending;
+    },
+  };
+}
+
+/**
+ * The runtime of the deployment's first (in a single-cluster stage, its only) served cluster. Rejects
+ * with ConfigError naming every bad variable before any I/O, then ClusterAuthError if the cluster
+ * credentials cannot be resolved.
+ *
+ * @example
+ * const runtime = await loadRuntime(process.env, { source: 'monitor' });
+ */
+export async function loadRuntime(env: Env, options: LoadRuntimeOptions): Promise<Runtime> {
+  const runtimes = createRuntimes(env, options);
+  const first = runtimes.clusters[0];
+  const runtime = first === undefined ? undefined : runtimes.runtime(first);
+  if (runtime === undefined) throw new ConfigError([{ path: ClustersEnv, message: 'names no cluster' }]);
+  return runtime;
 }

@@ -105,6 +105,35 @@ export function checkServedCluster(event: RelayInput, served: string): void {
   }
 }
 
+/** The cluster an input names (an event's detail.cluster, an invoke's cluster); none for a schedule's tick. */
+export function clusterOf(input: FunctionInput): string | undefined {
+  if (input.kind === 'event') return input.event.detail.cluster;
+  if (input.kind === 'invoke') return input.invocation.cluster;
+  return undefined;
+}
+
+/**
+ * The refusal of an input for a cluster the deployment does not serve, naming the field and the served
+ * clusters: thrown before any I/O, as a malformed event (docs/functions.md).
+ */
+export function unservedCluster(
+  input: FunctionInput,
+  cluster: string,
+  served: readonly string[],
+): EventParseError {
+  const serves =
+    served.length === 1
+      ? `cluster ${JSON.stringify(served[0])}`
+      : `clusters ${served.map((name) => JSON.stringify(name)).join(', ')}`;
+  const [what, field] =
+    input.kind === 'event'
+      ? [input.event['detail-type'], 'detail.cluster']
+      : ['eviction drainer event', 'cluster'];
+  return new EventParseError(what, [
+    `${field}: this deployment serves ${serves}, got ${JSON.stringify(cluster)}`,
+  ]);
+}
+
 type Run = (ctx: RunContext, input: FunctionInput) => Promise<Step>;
 
 const options = (deps: FunctionDeps): { signal?: AbortSignal } =>

@@ -9,6 +9,8 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkTemplatePolicies } from '../../../scripts/templatePolicies.js';
+import { loadServedClusters } from '../../../shared/adapters/clusters.js';
+import { ownedEnvVars } from '../../../shared/adapters/runtime.js';
 import { validateTemplate } from '../../../scripts/validate-template.js';
 import {
   tableDefinitions,
@@ -35,6 +37,10 @@ const STAGE = 'test';
 const PREFIX = `nlc-${STAGE}`;
 const CLUSTERS = ['default', 'staging'];
 const EKS_CLUSTER = 'prod-eks';
+/** staging's own credentials, mode and setting; default keeps the stage-wide ones (EKS_CLUSTER). */
+const CLUSTER_CONFIG = {
+  staging: { credentials: 'eks', mode: 'active', settings: { nodeEvictionRate: '0.05' } },
+};
 
 interface Resource {
   readonly Type: string;
@@ -99,6 +105,7 @@ beforeAll(async () => {
       outDir,
       `--param=clusters=${CLUSTERS.join(',')}`,
       `--param=eksClusterName=${EKS_CLUSTER}`,
+      `--param=clusterConfig=${JSON.stringify(CLUSTER_CONFIG)}`,
     ],
     {
       cwd: root,
@@ -168,8 +175,9 @@ describe('serverless package (stage test)', () => {
     });
   });
 
-  it('serializes the monitor: reserved concurrency 1', () => {
-    expect(props('MonitorNodeHealthLambdaFunction').ReservedConcurrentExecutions).toBe(1);
+  it('does not serialize the monitor by concurrency: passes of different clusters run in parallel', () => {
+    // One pass per cluster at a time is the pass lease's job (shared/app/passLease.ts).
+    expect(props('MonitorNodeHealthLambdaFunction').ReservedConcurrentExecutions).toBeUndefined();
   });
 
   it('has exactly the rules the functions need, on the bus or on a schedule, matching source, detail-type and cluster', () => {
@@ -437,6 +445,51 @@ describe('serverless package (stage test)', () => {
       },
     ]);
     expect((eks.Roles as unknown[]).length).toBe(FUNCTION_NAMES.length);
+  });
+
+  it('serves every cluster of `clusters`, each with its own credentials, mode and settings (NLC_CLUSTERS)', () => {
+    for (const fn of FUNCTION_NAMES) {
+      const env = (
+        props(`${logicalId(fn)}LambdaFunction`).Environment as { Variables: Record<string, string> }
+      ).Variables;
+      expect(JSON.parse(env.NLC_CLUSTERS ?? '')).toEqual({ default: {}, staging: CLUSTER_CONFIG.staging });
+      // What a cold start reads from it (AWS_REGION is Lambda's).
+      const served = loadServedClusters(
+        { ...env, AWS_REGION: 'eu-west-1' },
+        loadConfig(env, {}, { allowEnv: ownedEnvVars }),
+        ownedEnvVars,
+      );
+      expect(served.get('default')?.clusterAuth).toEqual({
+        kind: 'eks',
+        clusterName: EKS_CLUSTER,
+        region: 'eu-west-1',
+      });
+      expect(served.get('default')?.config).toMatchObject({ dryRun: true, nodeEvictionRate: 0.1 });
+      expect(served.get('staging')?.clusterAuth).toEqual({
+        kind: 'eks',
+        clusterName: 'staging',
+        region: 'eu-west-1',
+      });
+      expect(served.get('staging')?.config).toMatchObject({ dryRun: false, nodeEvictionRate: 0.05 });
+      // Lambda allows 4 KB for all of a function's variables together: the largest document the bridge
+      // accepts (MaxClustersDocumentBytes, 2,500) still fits beside the others.
+      const others = Object.entries(env)
+        .filter(([k]) => k !== 'NLC_CLUSTERS')
+        .reduce((n, [k, v]) => n + k.length + v.length, 0);
+      expect(others + 'NLC_CLUSTERS'.length + 2500, fn).toBeLessThanOrEqual(4096);
+    }
+    // Each cluster's own credentials: one policy on the five roles naming exactly them.
+    const policy = props('ClusterAuthPerClusterPolicy');
+    expect((policy.PolicyDocument as { Statement: Statement[] }).Statement).toEqual([
+      {
+        Effect: 'Allow',
+        Action: 'eks:DescribeCluster',
+        Resource: [
+          { 'Fn::Sub': 'arn:${AWS::Partition}:eks:${AWS::Region}:${AWS::AccountId}:cluster/staging' },
+        ],
+      },
+    ]);
+    expect((policy.Roles as unknown[]).length).toBe(FUNCTION_NAMES.length);
   });
 
   it('lets only the relay role put events on the bus', () => {

@@ -76,7 +76,7 @@ describe('loadRuntimeSettings', () => {
       dynamodbEndpoint: undefined,
       lambdaEndpoint: undefined,
       drainerFunction: 'nlc-prod-evictionDrainer',
-      clusterAuth: { kind: 'kubeconfigFile', path: kubeconfig },
+      clusters: new Map([['prod', { config, clusterAuth: { kind: 'kubeconfigFile', path: kubeconfig } }]]),
       localCredentials: false,
     });
   });
