@@ -42,6 +42,8 @@ export const StartOptionsSchema = z.object({
   settings: z.partialRecord(z.string(), z.union([z.string(), z.boolean()])),
   /** A second, active controller beside the simulator; this stack's then runs in shadow mode. */
   managedController: z.boolean().optional(),
+  /** More simulated clusters served by the same functions (names validated by the stack). */
+  extraCluster: z.array(z.string()).optional(),
   /** Its settings, `key=value` (config keys, as in a scenario's config): validated by the stack. */
   managedSet: z
     .array(z.string().regex(/^[A-Za-z]+=.*$/, 'expected key=value, e.g. nodeMonitorGracePeriod=40s'))
@@ -147,6 +149,10 @@ second, active controller (stage "managed": its own functions, relay, bus and ta
 defaults; --managed-set key=value changes one, repeatable) while this stack's runs with dryRun and
 records what it would do; "nlc agreement" then compares the two.
 
+Several clusters (docs/deploy.md, "Many clusters from one stage"): --extra-cluster NAME adds a simulated
+cluster with its own API simulator, kubelets and relay, served by the same functions, bus and tables
+(repeatable); the live view shows the first, "nlc status --cluster NAME" any.
+
 Live view keys: up/down or j/k select a node, s stop/start its kubelet, z fail/restore its zone,
 r stop/start the relay, q or Ctrl-C quit. --no-ui logs JSON lines instead.
 
@@ -164,6 +170,7 @@ Examples:
   npm start -- --no-ui --port-dynamodb 0
   npm start -- --managed-controller
   npm start -- --managed-controller --managed-set nodeMonitorGracePeriod=40s
+  npm start -- --extra-cluster beta --extra-cluster gamma
   nlc start --kubeconfig ~/.kube/kind.yaml --dry-run`;
 
 function settingOption(key: ConfigKey): Option {
@@ -194,6 +201,11 @@ export function startCommand(ctx: CommandContext): Command {
     .option(
       '--managed-set <key=value>',
       'a setting of the managed controller (repeatable; implies --managed-controller)',
+      (value: string, previous: string[] | undefined) => [...(previous ?? []), value],
+    )
+    .option(
+      '--extra-cluster <name>',
+      'another simulated cluster (its own API simulator, kubelets and relay) served by the same functions, bus and tables (repeatable)',
       (value: string, previous: string[] | undefined) => [...(previous ?? []), value],
     )
     .option(
@@ -255,6 +267,7 @@ export function startCommand(ctx: CommandContext): Command {
             ...(kubeconfig !== undefined && { kubeconfig }),
             ...(options.context !== undefined && { context: options.context }),
             ...(managedController !== undefined && { managedController }),
+            ...(options.extraCluster !== undefined && { extraClusters: options.extraCluster }),
           },
         },
         { stdout: process.stdout, stderr: ctx.io.stderr, stdin: process.stdin, env: ctx.io.env },

@@ -120,6 +120,21 @@ export interface LocalStackOptions {
   readonly signal?: AbortSignal;
   /** A second, active controller (simulator only); the stack's own then runs in shadow mode. */
   readonly managedController?: ManagedControllerOptions;
+  /**
+   * More simulated clusters, by name (simulator only): each its own API simulator, kubelets (the demo
+   * cluster) and relay, served by the same functions, bus and tables as the stack's cluster, the way
+   * one stage serves many clusters (docs/deploy.md, "Many clusters from one stage").
+   */
+  readonly extraClusters?: readonly string[];
+}
+
+/** One more simulated cluster of the stack (`extraClusters`). */
+export interface ExtraCluster {
+  readonly name: string;
+  readonly simulator: SimulatorControls;
+  readonly relay: RelayControls;
+  /** The admin kubeconfig of its simulator. */
+  readonly kubeconfig: string;
 }
 
 /** The second controller's parts (--managed-controller): its own functions, relay, bus and tables. */
@@ -156,6 +171,8 @@ export interface LocalStack {
   readonly functions: { readonly pid: number; running(): boolean };
   /** The second, active controller; undefined unless started with `managedController`. */
   readonly managed: ManagedController | undefined;
+  /** The other simulated clusters the functions serve (`extraClusters`), in order. */
+  readonly extraClusters: readonly ExtraCluster[];
   /** Read-only use: the live view reads the controller's state through them. */
   readonly stores: DynamoDbStores;
   /** How long the start took, in all and waiting for the functions (bundling included). */
@@ -288,6 +305,20 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const { config } = loaded;
   const managedLoaded =
     managedOptions === undefined ? undefined : managedControllerSettings(config, managedOptions.settings);
+  const extraNames = options.extraClusters ?? [];
+  if (extraNames.length > 0 && !simulate) {
+    throw new ConfigError([
+      { path: 'extraClusters', message: 'simulated clusters only: a real cluster comes with its own relay' },
+    ]);
+  }
+  for (const [i, name] of extraNames.entries()) {
+    const problem = !/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/.test(name)
+      ? "expected 1 to 63 lowercase letters, digits or '-', starting and ending with a letter or digit"
+      : name === config.cluster || extraNames.indexOf(name) !== i
+        ? `${JSON.stringify(name)} is named twice (the stack's cluster is ${JSON.stringify(config.cluster)})`
+        : undefined;
+    if (problem !== undefined) throw new ConfigError([{ path: `extraClusters[${i}]`, message: problem }]);
+  }
   const dataDir = resolve(options.dataDir ?? DefaultDataDir);
   await mkdir(join(dataDir, 'logs'), { recursive: true });
   const release = await claimDataDir(dataDir);
@@ -330,6 +361,33 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
           const given = resolve(options.kubeconfig ?? '');
           return { admin: given, controller: given, relay: given };
         })();
+    // Each extra cluster's kubeconfigs, in a folder of its own; the functions read its controller's.
+    const extraKubeconfigs = extraNames.map((name) => {
+      const dir = join(dataDir, 'clusters', name);
+      return {
+        name,
+        dir,
+        admin: join(dir, 'kubeconfig'),
+        controller: join(dir, 'controller.kubeconfig'),
+        relay: join(dir, 'relay.kubeconfig'),
+      };
+    });
+    for (const extra of extraKubeconfigs) await mkdir(extra.dir, { recursive: true });
+    // The stack's cluster keeps the stage-wide credentials (NLC_KUBECONFIG); each extra one has its own.
+    const clusterParams: Record<string, string> =
+      extraNames.length === 0
+        ? {}
+        : {
+            clusters: [config.cluster, ...extraNames].join(','),
+            clusterConfig: JSON.stringify(
+              Object.fromEntries(
+                extraKubeconfigs.map((k) => [
+                  k.name,
+                  { credentials: { kind: 'kubeconfigFile', path: k.controller } },
+                ]),
+              ),
+            ),
+          };
     const workFolder = relative(ServiceDir, join(dataDir, 'esbuild'));
     logger.log('INFO', 'stack', 'starting', {
       dataDir,
@@ -382,7 +440,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       name: 'functions',
       stage,
       ports,
-      params: settingParams(loaded, options.context),
+      params: { ...settingParams(loaded, options.context), ...clusterParams },
       workFolder,
       logger,
     });
@@ -467,6 +525,31 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       });
     }
 
+    // The other clusters: the demo cluster again, each on an API simulator of its own.
+    const extraSimulators: { name: string; sim: Simulator; admin: string; relayKubeconfig: string }[] = [];
+    teardown.add('extraKubelets', () => {
+      for (const { sim } of extraSimulators) sim.stopKubelets();
+    });
+    teardown.add('extraApiServers', async () => {
+      await Promise.all(extraSimulators.map(({ sim }) => sim.close()));
+    });
+    for (const extra of extraKubeconfigs) {
+      const sim = await startSimulator({
+        port: 0,
+        kubeconfigs: extra,
+        cluster: demoCluster(),
+        timings: kubeletTimingsFor(config, options.kubelet),
+        version: versionInfoOf(config.emulationVersion),
+        logger: prefixedLogger(logger, `${extra.name}:`),
+      });
+      extraSimulators.push({ name: extra.name, sim, admin: extra.admin, relayKubeconfig: extra.relay });
+      logger.log('INFO', 'stack', 'Kubernetes API simulator ready', {
+        cluster: extra.name,
+        url: sim.controls.api.url,
+        kubeconfig: extra.admin,
+      });
+    }
+
     options.signal?.throwIfAborted();
     const offline = await offlineStarting;
     const functionsMs = performance.now() - functionsStarted;
@@ -494,6 +577,29 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       logger,
     });
     teardown.add('relay', () => relay.close());
+    // Each extra cluster's relay publishes to the same bus, its events carrying its cluster's name.
+    const extraClusters: ExtraCluster[] = [];
+    const extraRelays: { close(): Promise<void> }[] = [];
+    teardown.add('extraRelays', async () => {
+      await Promise.all(extraRelays.map((r) => r.close()));
+    });
+    for (const extra of extraSimulators) {
+      const extraRelay = await startLocalRelay({
+        config: { ...config, cluster: extra.name },
+        busName,
+        eventBridgeEndpoint: `http://${LocalHost}:${ports.eventBridge}`,
+        kubeconfig: extra.relayKubeconfig,
+        port: 0,
+        logger: prefixedLogger(logger, `${extra.name}:`),
+      });
+      extraRelays.push(extraRelay);
+      extraClusters.push({
+        name: extra.name,
+        simulator: extra.sim.controls,
+        relay: extraRelay.controls,
+        kubeconfig: extra.admin,
+      });
+    }
 
     // The managed controller watches the cluster through a relay of its own, as a control plane's
     // controller has its own informers: one relay's outage (`r`) leaves the other controller's view.
@@ -626,6 +732,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       relay: relay.controls,
       functions: { pid: offline.pid, running: () => offline.running() },
       managed,
+      extraClusters,
       stores,
       startup: { totalMs, functionsMs },
       kubeConfig,
