@@ -1,8 +1,9 @@
 // One deployment serving two clusters, through the real handlers (functions/shell.ts, the dispatch and
 // the services): NLC_CLUSTERS names both, each with its own kubeconfig (two API simulators) and its own
 // settings, over one set of tables. Digests of the two clusters pass concurrently; a digest of a cluster
-// whose pass lease is held is a no-op until the lease expires; a schedule's tick covers both clusters;
-// an unserved cluster is refused before any I/O.
+// whose pass lease is held is a no-op until the lease expires; a schedule's tick covers every cluster,
+// one whose credentials cannot be read failing alone (and built again at the next tick); an unserved
+// cluster is refused before any I/O.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +17,7 @@ import { startWorld, t0, testConfig, type World } from './world.js';
 
 let alpha: World;
 let beta: World;
+let gamma: World;
 let lambda: FakeLambda;
 let dir: string;
 let monitor: typeof import('../../../functions/monitorNodeHealth.js').handler;
@@ -57,6 +59,7 @@ const digestOf = (world: World, sequence: number, at = t0) => world.digest(seque
 beforeAll(async () => {
   alpha = await startWorld(testConfig({ cluster: 'alpha' }));
   beta = await startWorld(testConfig({ cluster: 'beta' }));
+  gamma = await startWorld(testConfig({ cluster: 'gamma' }));
   lambda = await startFakeLambda();
   dir = await mkdtemp(join(tmpdir(), 'nlc-multi-'));
   await alpha.api.writeKubeconfig(join(dir, 'alpha'));
@@ -73,6 +76,8 @@ beforeAll(async () => {
         mode: 'shadow',
         settings: { nodeMonitorGracePeriod: '60s' },
       },
+      // Its kubeconfig is written only later: its runtime fails to build until then.
+      gamma: { credentials: { kind: 'kubeconfigFile', path: join(dir, 'gamma') } },
     }),
   );
   vi.spyOn(logger, 'info').mockImplementation((...args: unknown[]) => {
@@ -100,6 +105,7 @@ afterAll(async () => {
   vi.restoreAllMocks();
   await alpha.close();
   await beta.close();
+  await gamma.close();
   await lambda.close();
   await rm(dir, { recursive: true, force: true });
 });
@@ -152,25 +158,33 @@ describe('one deployment, two clusters', () => {
     expect((await stores.controllerState.loadMeta('alpha')).lastSequence).toBe(3);
   });
 
-  it('the schedule’s tick checks every cluster and starts each one’s drainer', async () => {
-    const before = lambda.invokes.length;
-    await invoke(eventBridge('Scheduled Event', 'aws.events', {}));
-    expect(
+  it('the schedule’s tick checks every cluster and starts each one’s drainer; one failing stops no other', async () => {
+    const tick = () => invoke(eventBridge('Scheduled Event', 'aws.events', {}));
+    const drained = (from: number) =>
       lambda.invokes
-        .slice(before)
-        .map((i) => i.payload)
-        .sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b))),
-    ).toEqual([
-      { source: 'nlc.monitor', cluster: 'alpha', reason: 'scheduledCheck' },
-      { source: 'nlc.monitor', cluster: 'beta', reason: 'scheduledCheck' },
+        .slice(from)
+        .map((i) => (i.payload as { cluster: string }).cluster)
+        .sort();
+    let before = lambda.invokes.length;
+    // gamma's credentials cannot be read yet: the tick fails for it, after the others ran.
+    await expect(tick()).rejects.toThrow(/gamma|kubeconfig/);
+    expect(drained(before)).toEqual(['alpha', 'beta']);
+    expect(errors).toContainEqual([
+      'scheduled run failed for a cluster',
+      expect.objectContaining({ cluster: 'gamma' }),
     ]);
+    // A failed build is not kept: once the kubeconfig exists, the next tick serves gamma too.
+    await gamma.api.writeKubeconfig(join(dir, 'gamma'));
+    before = lambda.invokes.length;
+    await tick();
+    expect(drained(before)).toEqual(['alpha', 'beta', 'gamma']);
   });
 
   it('refuses a cluster it does not serve before any I/O, naming the served ones', async () => {
-    const digest = { ...digestOf(alpha, 9), cluster: 'gamma' };
+    const digest = { ...digestOf(alpha, 9), cluster: 'delta' };
     const mark = alpha.db.commands.total();
     await expect(invoke(digestEvent(digest))).rejects.toThrow(
-      'detail.cluster: this deployment serves clusters "alpha", "beta", got "gamma"',
+      'detail.cluster: this deployment serves clusters "alpha", "beta", "gamma", got "delta"',
     );
     expect(alpha.db.commands.total()).toBe(mark);
     expect(errors.at(-1)?.[0]).toBe('event rejected: nothing written');
