@@ -196,7 +196,12 @@ export const Dispatch: Readonly<Record<FunctionName, Run>> = {
     const { detail } = input.event;
     await withPassLease(
       ctx.deps,
-      { holder: ctx.invocationId ?? randomUUID(), remainingMs: ctx.remainingMs() },
+      {
+        holder: ctx.invocationId ?? randomUUID(),
+        remainingMs: ctx.remainingMs(),
+        // A part of a split digest waits (up to a period) rather than be dropped: its siblings need it.
+        ...(detail.part.count > 1 && { waitMs: ctx.deps.config.nodeMonitorPeriod }),
+      },
       () => runMonitorPass(ctx.deps, detail, ctx.warm),
     );
     return done;

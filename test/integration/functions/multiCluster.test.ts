@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { encodeDetail, HeartbeatDigestDetailType, type HeartbeatDigest } from '../../../shared/events.js';
+import { heartbeatDigestBytes, splitDigest } from '../../../shared/heartbeatDigest.js';
 import { logger } from '../../../shared/observability.js';
 import { startFakeLambda, type FakeLambda } from './fakeLambda.js';
 import { lambdaContext, stubHandlerEnv } from './handlerEnv.js';
@@ -156,6 +157,15 @@ describe('one deployment, two clusters', () => {
     await stores.passLease.acquire('alpha', { holder: 'dead-pass', until: Date.now() - 1, now: earlier });
     await invoke(digestEvent(digestOf(alpha, 3, t0 + 10_000)));
     expect((await stores.controllerState.loadMeta('alpha')).lastSequence).toBe(3);
+  });
+
+  it('the parts of a split digest, delivered at once, wait for each other’s lease instead of being dropped', async () => {
+    const whole = digestOf(beta, 4, t0 + 15_000);
+    // Two parts: the whole less a little (beta has two nodes, so a part holds one probe).
+    const parts = splitDigest(whole, heartbeatDigestBytes(whole) - 1);
+    expect(parts.length).toBeGreaterThan(1);
+    await Promise.all(parts.map((part) => invoke(digestEvent(part))));
+    expect((await alpha.stores.controllerState.loadMeta('beta')).lastSequence).toBe(4);
   });
 
   it('the schedule’s tick checks every cluster and starts each one’s drainer; one failing stops no other', async () => {
