@@ -237,68 +237,6 @@ export function admitNewNodes(
   return { admitted, waiting: new Set(added.slice(admitted.length).map((n) => n.name)) };
 }
 
-/** A node's first look of a pass (tryUpdateNodeHealth) and what it was taken from. */
-interface FirstLook {
-  lease: Lease | undefined;
-  saved: NodeHealthData | undefined;
-  now: EpochMillis;
-  gracePeriod: number;
-  startupGracePeriod: number;
-  heartbeatIsProbe: boolean;
-  update: NodeHealthUpdate;
-}
-
-/**
- * The last first look taken at each node. nodesToMarkUnknown takes it for every node before the pass
- * (the functions confirm Leases first) and the pass takes it again, from the same node, Lease, saved
- * health and instant: at 10,000 nodes that was 4% of a simulation. tryUpdateNodeHealth is pure and its
- * result immutable, so the pass reuses the look when every input is the same one (by identity).
- */
-const firstLooks = new WeakMap<Node, FirstLook>();
-
-/** tryUpdateNodeHealth(node, lease, saved, now, config, options), the same one when just taken. */
-function firstLook(
-  node: Node,
-  lease: Lease | undefined,
-  saved: NodeHealthData | undefined,
-  now: EpochMillis,
-  config: MonitorConfig,
-  options: { readonly heartbeatIsProbe: boolean },
-): NodeHealthUpdate {
-  const kept = firstLooks.get(node);
-  if (
-    kept !== undefined &&
-    kept.lease === lease &&
-    kept.saved === saved &&
-    kept.now === now &&
-    kept.gracePeriod === config.nodeMonitorGracePeriod &&
-    kept.startupGracePeriod === config.nodeStartupGracePeriod &&
-    kept.heartbeatIsProbe === options.heartbeatIsProbe
-  )
-    return kept.update;
-  const update = tryUpdateNodeHealth(node, lease, saved, now, config, options);
-  if (kept === undefined) {
-    firstLooks.set(node, {
-      lease,
-      saved,
-      now,
-      gracePeriod: config.nodeMonitorGracePeriod,
-      startupGracePeriod: config.nodeStartupGracePeriod,
-      heartbeatIsProbe: options.heartbeatIsProbe,
-      update,
-    });
-  } else {
-    kept.lease = lease;
-    kept.saved = saved;
-    kept.now = now;
-    kept.gracePeriod = config.nodeMonitorGracePeriod;
-    kept.startupGracePeriod = config.nodeStartupGracePeriod;
-    kept.heartbeatIsProbe = options.heartbeatIsProbe;
-    kept.update = update;
-  }
-  return update;
-}
-
 /**
  * The nodes this pass would mark Unknown (tryUpdateNodeHealth finds their probe older than the grace
  * period and writes the status): the ones upstream confirms against the API's Lease first (PR #138698,
@@ -324,7 +262,7 @@ export function nodesToMarkUnknown(
     .filter(
       (node) =>
         !waiting.has(node.name) &&
-        firstLook(
+        tryUpdateNodeHealth(
           options.shadow === true ? shadowView(node, state.nodeHealth.get(node.name)) : node,
           input.leases.get(node.name),
           state.nodeHealth.get(node.name),
@@ -424,7 +362,7 @@ function* monitorPass(
     // Most nodes on most passes need no status write: their first attempt settles here, without a
     // generator (what a pass allocates per node adds up over 5,000 nodes every 5 s). The generator
     // starts over from that same attempt (tryUpdateNodeHealth is pure).
-    const first = firstLook(listed, lease, savedBefore, now, config, healthOptions);
+    const first = tryUpdateNodeHealth(listed, lease, savedBefore, now, config, healthOptions);
     if (first.statusUpdate !== undefined && markingLimit !== undefined) {
       if (markingsStarted >= markingLimit.nodes || counter.requests >= markingLimit.requests) {
         // Its turn comes in a later pass; its zone counts it as the write would leave it.
