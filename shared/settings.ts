@@ -38,6 +38,8 @@ export const CLI_ALLOWED_ENV: ReadonlySet<string> = new Set([
   'NLC_DYNAMODB_ENDPOINT',
   'NLC_LAMBDA_ENDPOINT',
   'NLC_EVICTION_DRAINER_FUNCTION',
+  // The stage's served clusters (shared/adapters/clusters.ts): the functions' wiring, not a setting.
+  'NLC_CLUSTERS',
 ]);
 
 const kebab = (key: string): string => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
