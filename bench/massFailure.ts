@@ -350,8 +350,10 @@ async function run(qps: number) {
   // A minute later the zone comes back: its kubelets post Ready=True and renew again. Every node's
   // health row changes in the pass that sees it (the write-heavy pass of a mass failure).
   const recovery: PassRow[] = [];
-  if (lastMarked === undefined) {
+  const result = async () => {
     await db.stop();
+    log(`qps ${qps}: API requests by kind ${JSON.stringify(Object.fromEntries(api.byKind))}`);
+    log(`log lines ${JSON.stringify(Object.fromEntries(messages))}`);
     return {
       qps,
       config,
@@ -366,7 +368,9 @@ async function run(qps: number) {
       lastMarked,
       notMarked: notMarkedAtDeadline,
     };
-  }
+  };
+  // Stopped early (--max-marking-passes): no recovery to measure.
+  if (lastMarked === undefined) return result();
   const recoveryDigest = Math.ceil((lastMarked + 60_000) / PERIOD) * PERIOD;
   // Digests go on meanwhile (a longer silence would be an observation gap: every node a fresh probe).
   now = nextDigest(lastMarked);
@@ -392,23 +396,7 @@ async function run(qps: number) {
     const { end } = await measuredPass(recovery);
     now = nextDigest(end);
   }
-  await db.stop();
-  log(`qps ${qps}: API requests by kind ${JSON.stringify(Object.fromEntries(api.byKind))}`);
-  log(`log lines ${JSON.stringify(Object.fromEntries(messages))}`);
-  return {
-    qps,
-    config,
-    failed: failed.size,
-    failedZone,
-    rows,
-    recovery,
-    heapPeak,
-    nodeTaintsWru,
-    nodeTaintsRequests,
-    firstDue,
-    lastMarked,
-    notMarked: notMarkedAtDeadline,
-  };
+  return result();
 }
 
 const fmt = (n: number, digits = 0): string =>
