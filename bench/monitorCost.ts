@@ -62,9 +62,17 @@ class CountingObserver implements Observer {
   logBytes = 0;
   zoneMetricValues = 0;
   metricValues = 0;
+  /** Lines and bytes by message, and values by metric name: the breakdown of the log bill. */
+  readonly byMessage = new Map<string, { lines: number; bytes: number }>();
+  readonly byMetric = new Map<string, number>();
   private line(message: string, fields: LogFields | undefined): void {
+    const bytes = LOG_LINE_OVERHEAD + utf8Bytes(JSON.stringify({ message, ...fields }));
     this.lines++;
-    this.logBytes += LOG_LINE_OVERHEAD + utf8Bytes(JSON.stringify({ message, ...fields }));
+    this.logBytes += bytes;
+    const entry = this.byMessage.get(message) ?? { lines: 0, bytes: 0 };
+    entry.lines++;
+    entry.bytes += bytes;
+    this.byMessage.set(message, entry);
   }
   debug(): void {
     // POWERTOOLS_LOG_LEVEL=INFO in serverless.yml: debug lines are not written.
@@ -78,12 +86,23 @@ class CountingObserver implements Observer {
   error(message: string, fields?: LogFields): void {
     this.line(message, fields);
   }
-  metric(_name: string, _unit: string, _value: number, dimensions?: { readonly zone?: string }): void {
+  metric(name: string, _unit: string, _value: number, dimensions?: { readonly zone?: string }): void {
+    this.byMetric.set(name, (this.byMetric.get(name) ?? 0) + 1);
     if (dimensions?.zone !== undefined) this.zoneMetricValues++;
     else this.metricValues++;
   }
   reset(): void {
     this.lines = this.logBytes = this.zoneMetricValues = this.metricValues = 0;
+    this.byMessage.clear();
+    this.byMetric.clear();
+  }
+  /** "message" × lines (bytes), …: what was logged since the last reset. */
+  breakdown(): string {
+    const lines = [...this.byMessage].map(
+      ([m, e]) => `"${m}" × ${e.lines} (${e.bytes.toLocaleString('en-US')} B)`,
+    );
+    const metrics = [...this.byMetric].map(([m, n]) => `${m} × ${n}`);
+    return `${lines.join(', ') || 'no line'}; EMF values: ${metrics.join(', ') || 'none'}`;
   }
   /** Log bytes including EMF: one document per invocation, one per zone-labelled value. */
   bytesWithMetrics(invocations: number): number {
@@ -200,6 +219,7 @@ async function run(nodeCount: number) {
     await step('steady pass, warm', () => runMonitorPass(deps, digest, { cache }));
   }
   const monitorLogBytesPerMinute = observer.bytesWithMetrics(PASSES_PER_MINUTE);
+  const monitorLogBreakdown = observer.breakdown();
   const steadyTriggers = triggers;
   const apiCalls = fake.requestCount + fake.effects.length - requestsBefore;
   now += 5_000;
@@ -236,6 +256,7 @@ async function run(nodeCount: number) {
     apiCalls,
     triggers: steadyTriggers,
     monitorLogBytesPerMinute,
+    monitorLogBreakdown,
     drainerLogBytes,
     checkLogBytes,
     entryBytes,
@@ -313,6 +334,34 @@ for (const nodeCount of sizes.length > 0 ? sizes : [1_000, 5_000]) {
     )} |`,
   );
   console.log(`API calls in steady state: ${r.apiCalls}; drainer triggers after passes: ${r.triggers}`);
+  const sumOps = (xs: readonly Row[]): Record<string, number> => {
+    const ops: Record<string, number> = {};
+    for (const x of xs)
+      for (const [op, n] of Object.entries(x.used.byOperation)) ops[op] = (ops[op] ?? 0) + n;
+    return ops;
+  };
+  const perTable = (xs: readonly Row[]): string => {
+    const tables = new Map<string, { r: number; w: number; n: number }>();
+    for (const x of xs)
+      for (const [t, c] of Object.entries(x.used.byTable)) {
+        const e = tables.get(t) ?? { r: 0, w: 0, n: 0 };
+        e.r += c.readUnits;
+        e.w += c.writeUnits;
+        e.n += c.requests;
+        tables.set(t, e);
+      }
+    return [...tables]
+      .filter(([, e]) => e.n > 0)
+      .map(([t, e]) => `${t.replace(/^.*-/, '')} ${e.n} req/${fmt(e.r, 1)} RRU/${fmt(e.w, 1)} WRU`)
+      .join(', ');
+  };
+  console.log(
+    `DynamoDB over the ${warm.length} warm passes: ${Object.entries(sumOps(warm))
+      .filter(([, n]) => n > 0)
+      .map(([op, n]) => `${op} ${n}`)
+      .join(', ')}; by table: ${perTable(warm)}`,
+  );
+  console.log(`Monitor log per minute of warm passes: ${r.monitorLogBreakdown}`);
 
   // Per month.
   const passes = PASSES_PER_MINUTE * MINUTES_PER_MONTH;
