@@ -69,6 +69,7 @@ import {
   passNodes,
   passStartState,
   processedMeta,
+  summaryReason,
   type AcceptedDigest,
   type DigestObservation,
   type ObservationNote,
@@ -420,7 +421,7 @@ export async function runMonitorPass(
         const merged = mergeDigestParts(parts);
         if (merged.kind === 'incomplete') {
           cache?.set(cluster, loaded);
-          observer.info('digest part stored, waiting for the others', {
+          observer.debug('digest part stored, waiting for the others', {
             cluster,
             sequence: digest.sequence,
             part: digest.part.index,
@@ -545,7 +546,6 @@ async function passAndCommit(
   });
   await afterCommit(deps, executor, loaded, options, { read, pass, before: state, now });
 
-  reportPassHealth(deps, loaded, pass, { gapMs: observation.gapMs, passMs, nodes: read.nodes.length, now });
   const drainerTriggered = await triggerDrainerIfDue(deps, committed, now);
   const summary = passSummary(config.cluster, digest, now, observation, options, {
     nodes: read.nodes.length,
@@ -559,11 +559,19 @@ async function passAndCommit(
     waitingToMark: pass.waitingToMark,
     apiRequests: pass.apiRequests + confirmations,
   });
-  observer.info('monitor pass', {
-    ...summary,
-    observedAt: iso(now),
-    dryRun: config.dryRun,
+  // A steady pass is a debug line; one that did or saw something, and the first of each minute, are
+  // info lines with the pass's metrics (docs/monitor.md#log-lines).
+  const reason = summaryReason(summary, loaded.meta.lastObservedAt, now, config);
+  reportPassHealth(deps, loaded, pass, {
+    gapMs: observation.gapMs,
+    passMs,
+    nodes: read.nodes.length,
+    now,
+    passMetrics: reason !== undefined,
   });
+  const line = { ...summary, observedAt: iso(now), dryRun: config.dryRun };
+  if (reason === undefined) observer.debug('monitor pass', line);
+  else observer.info('monitor pass', { ...line, logged: reason });
   return summary;
 }
 
@@ -817,7 +825,14 @@ function reportPassHealth(
   deps: MonitorDeps,
   loaded: LoadedState,
   pass: MonitorPassResult,
-  figures: { readonly gapMs: number | undefined; passMs: number; nodes: number; now: EpochMillis },
+  figures: {
+    readonly gapMs: number | undefined;
+    readonly passMs: number;
+    readonly nodes: number;
+    readonly now: EpochMillis;
+    /** Send the pass's duration and gap metrics (summaryReason): not on a quiet pass. */
+    readonly passMetrics: boolean;
+  },
 ): void {
   const { config, observer } = deps;
   if (pass.healthUpdateFailures.length > 0) {

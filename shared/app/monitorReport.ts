@@ -195,7 +195,7 @@ export function reportMetrics(
   observer: Observer,
   loaded: LoadedState,
   pass: MonitorPassResult,
-  m: { gapMs: number | undefined; passMs: number; nodes: number; now: EpochMillis },
+  m: { gapMs: number | undefined; passMs: number; nodes: number; now: EpochMillis; passMetrics: boolean },
 ): void {
   const last = loaded.meta.lastObservedAt;
   const newMinute = last === undefined || Math.floor(last / 60_000) !== Math.floor(m.now / 60_000);
@@ -216,6 +216,10 @@ export function reportMetrics(
     observer.metric('node_collector_zone_size', 'Count', gauge.zoneSize, zone);
     observer.metric('node_collector_unhealthy_nodes_in_zone', 'Count', gauge.unhealthyNodes, zone);
   }
+  // A quiet pass sends none (one EMF document each, 12 a minute): the first pass of each minute and
+  // every pass that changed or saw something do (summaryReason, monitorSteps.ts), so a digest gap over
+  // two periods is always sent.
+  if (!m.passMetrics) return;
   observer.metric('node_collector_update_all_nodes_health_duration_seconds', 'Seconds', m.passMs / 1000);
   if (m.nodes > 0) {
     observer.metric(

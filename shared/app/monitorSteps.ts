@@ -289,3 +289,52 @@ export function masterDisruptionAfter(
 ): boolean {
   return transition === 'enter' ? true : transition === 'stay' ? before : false;
 }
+
+/** What summaryReason reads of a pass's summary (MonitorPassSummary, monitor.ts). */
+export interface PassFigures {
+  readonly changes: number;
+  readonly observationGapMs?: number;
+  readonly observationGapReset: boolean;
+  readonly attempts: number;
+  readonly waitingToRegister?: number;
+  readonly drainerTriggered: boolean;
+  readonly heldBy?: string;
+  readonly durationMs: number;
+}
+
+/**
+ * Why a pass's summary line is written at info level, with its duration and gap metrics, or undefined
+ * when it is only a debug line (docs/monitor.md#log-lines). `changed`: the pass did or saw something an
+ * operator reads: a decision recorded, a digest missing before it (a gap over two monitor periods), a
+ * lost race, nodes waiting to register, the drainer started, a held pass, or a pass slower than the
+ * monitor period. `minute`: the first pass of a minute of digest time (the same rule as the zone
+ * gauges), so a steady cluster shows one line a minute, and two lines' sequences show how many digests
+ * the minute had. `previousObservedAt` is the previous processed digest's time.
+ */
+export function summaryReason(
+  pass: PassFigures,
+  previousObservedAt: EpochMillis | undefined,
+  now: EpochMillis,
+  config: Pick<ControllerConfig, 'nodeMonitorPeriod'>,
+): 'changed' | 'minute' | undefined {
+  const period = config.nodeMonitorPeriod;
+  if (
+    pass.changes > 0 ||
+    pass.observationGapReset ||
+    (pass.observationGapMs ?? 0) > 2 * period ||
+    pass.attempts > 1 ||
+    (pass.waitingToRegister ?? 0) > 0 ||
+    pass.drainerTriggered ||
+    pass.heldBy !== undefined ||
+    pass.durationMs > period
+  ) {
+    return 'changed';
+  }
+  if (
+    previousObservedAt === undefined ||
+    Math.floor(previousObservedAt / 60_000) !== Math.floor(now / 60_000)
+  ) {
+    return 'minute';
+  }
+  return undefined;
+}

@@ -156,14 +156,16 @@ describe('a silent node', () => {
     expect(enqueue?.at).toBe(t0 + 60 * S);
   });
 
-  it('reports one summary line per pass with the zone gauges, and stays quiet in steady state', async () => {
+  it('logs a steady pass at debug level, the first of each minute and any that changed something at info, with the metrics', async () => {
     await threeNodes();
     world.observer.metrics.length = 0;
+    world.observer.logs.length = 0;
+    const summaries = () => world.observer.logs.filter((l) => l.message === 'monitor pass');
     await pass(t0 + 5 * S);
     // Steady state: the cluster row only (lastSequence), no API writes, no Decisions.
     expect(lastPass).toEqual({ dynamoWrites: 1, updateItems: 1, batchWrites: 0, apiWrites: 0 });
-    const summary = world.observer.logs.filter((l) => l.message === 'monitor pass').at(-1);
-    expect(summary?.fields).toMatchObject({
+    expect(summaries().map((l) => l.level)).toEqual(['debug']);
+    expect(summaries().at(-1)?.fields).toMatchObject({
       cluster: 'test',
       sequence: 2,
       nodes: 3,
@@ -171,11 +173,30 @@ describe('a silent node', () => {
       zones: { 'eu-west-1:eu-west-1a': 'Normal' },
       attempts: 1,
       drainerTriggered: false,
+      observationGapMs: 5_000,
     });
+    // No EMF document for a quiet pass.
+    expect(world.observer.metrics).toEqual([]);
+    for (let t = t0 + 10 * S; t < t0 + 60 * S; t += 5 * S) await pass(t);
+    expect(summaries().every((l) => l.level === 'debug')).toBe(true);
+    expect(world.observer.metrics).toEqual([]);
+
+    // The first pass of the next minute: one info line, the pass's metrics and the zone gauges.
+    await pass(t0 + 60 * S);
+    expect(summaries().at(-1)).toMatchObject({ level: 'info', fields: { sequence: 13, logged: 'minute' } });
     expect(world.observer.metricValues('nlc_observation_gap_seconds')).toEqual([5]);
     expect(
       world.observer.metricValues('node_collector_update_all_nodes_health_duration_seconds'),
     ).toHaveLength(1);
+    expect(world.observer.metricValues('node_collector_zone_size')).toEqual([3]);
+
+    // A digest missing (one lost on the bus): the next pass is an info line, its gap sent.
+    await pass(t0 + 75 * S);
+    expect(summaries().at(-1)).toMatchObject({
+      level: 'info',
+      fields: { logged: 'changed', observationGapMs: 15_000 },
+    });
+    expect(world.observer.metricValues('nlc_observation_gap_seconds')).toEqual([5, 15]);
   });
   it('a drainer that cannot be started is logged, not thrown: the pass is committed', async () => {
     await threeNodes();

@@ -9,7 +9,9 @@ import {
   passNodes,
   passStartState,
   processedMeta,
+  summaryReason,
   type DigestObservation,
+  type PassFigures,
 } from '../../../shared/app/monitorSteps.js';
 import type { ControllerConfig } from '../../../shared/config.js';
 import { emptyControllerState, type ControllerState } from '../../../shared/domain/controllerState.js';
@@ -417,5 +419,43 @@ describe('masterDisruptionAfter', () => {
     ['none', false, false],
   ] as const)('%s from %s: %s', (transition, before, want) => {
     expect(masterDisruptionAfter(transition, before)).toBe(want);
+  });
+});
+
+describe('summaryReason: when a pass is an info line with its metrics, and when only a debug line', () => {
+  // NOW is 10:00:00.000, so the previous digest 5 s before it is in another minute: use 10:00:30.
+  const at = NOW + 30_000;
+  const previous = at - 5_000;
+  const quiet: PassFigures = {
+    changes: 0,
+    observationGapMs: 5_000,
+    observationGapReset: false,
+    attempts: 1,
+    drainerTriggered: false,
+    durationMs: 40,
+  };
+  it('a steady pass within the minute: debug only', () => {
+    expect(summaryReason(quiet, previous, at, config)).toBeUndefined();
+  });
+  it('the first pass of a minute of digest time, and the first digest ever: minute', () => {
+    expect(summaryReason(quiet, NOW - 5_000, NOW, config)).toBe('minute');
+    expect(summaryReason(quiet, undefined, at, config)).toBe('minute');
+  });
+  it.each<[string, Partial<PassFigures>]>([
+    ['a decision recorded', { changes: 1 }],
+    ['an observation gap reset', { observationGapReset: true, observationGapMs: 60_000 }],
+    ['a digest missing before it (gap over two periods)', { observationGapMs: 10_001 }],
+    ['a lost race', { attempts: 2 }],
+    ['nodes waiting to register', { waitingToRegister: 3 }],
+    ['the drainer started', { drainerTriggered: true }],
+    ['held by lease confirmation', { heldBy: 'waiting' }],
+    ['slower than the monitor period', { durationMs: config.nodeMonitorPeriod + 1 }],
+  ])('%s: changed', (_name, figures) => {
+    expect(summaryReason({ ...quiet, ...figures }, previous, at, config)).toBe('changed');
+  });
+  it('a gap of exactly two periods (one digest late, none missing) is quiet', () => {
+    expect(
+      summaryReason({ ...quiet, observationGapMs: 2 * config.nodeMonitorPeriod }, previous, at, config),
+    ).toBeUndefined();
   });
 });
