@@ -186,7 +186,7 @@ export const Dispatch: Readonly<Record<FunctionName, Run>> = {
   },
   monitorNodeHealth: async (ctx, input) => {
     if (input.kind === 'schedule') {
-      await runScheduledCheck(ctx.deps, ctx.deps.clock.now());
+      await runScheduledCheck(ctx.deps, ctx.deps.clock.now(), ctx.warm.cache);
       return done;
     }
     if (input.kind !== 'event' || input.event['detail-type'] !== HeartbeatDigestDetailType)

@@ -68,6 +68,7 @@ import {
   observeDigest,
   passNodes,
   passStartState,
+  positionMayWait,
   processedMeta,
   summaryReason,
   type AcceptedDigest,
@@ -539,10 +540,18 @@ async function passAndCommit(
     loaded.meta.masterDisruption,
   );
   // Diffed against what was loaded: the observation-gap reset and the legacy status are changes too.
+  // A quiet pass leaves the position unwritten for a while (docs/state.md#the-position-of-quiet-passes).
+  const quiet =
+    executor.recorded.length === 0 &&
+    read.fetched.size === 0 &&
+    read.checked.corrected.size === 0 &&
+    read.checked.gone.size === 0 &&
+    read.checked.missedWrites.size === 0;
   const committed = await commitAndKeep(deps, loaded, digest, options, {
     state: pass.state,
     meta: { ...baseMeta, masterDisruption },
     gauges: pass.disruption.gauges,
+    positionMayWait: positionMayWait(loaded.versions.storedMeta ?? loaded.meta, quiet, now, config),
   });
   await afterCommit(deps, executor, loaded, options, { read, pass, before: state, now });
 

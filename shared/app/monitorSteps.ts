@@ -338,3 +338,29 @@ export function summaryReason(
   }
   return undefined;
 }
+
+/**
+ * How long a quiet pass may leave the cluster row's position unwritten: half the grace period (25 s by
+ * default), so that after a cold start the previous digest the row names is at most that much older
+ * than the last one processed, and the next digest's gap stays well under the grace period
+ * (docs/state.md#the-position-of-quiet-passes).
+ */
+export function positionWriteEvery(config: Pick<ControllerConfig, 'nodeMonitorGracePeriod'>): number {
+  return config.nodeMonitorGracePeriod / 2;
+}
+
+/**
+ * Whether a quiet pass (no decision recorded, no node read from the API) may leave its position
+ * unwritten: the row's position (`stored`, what a cold start would load) is younger than
+ * positionWriteEvery at `now`. The store writes the row anyway when anything else changed.
+ */
+export function positionMayWait(
+  stored: Pick<ClusterMeta, 'lastObservedAt'>,
+  quiet: boolean,
+  now: EpochMillis,
+  config: Pick<ControllerConfig, 'nodeMonitorGracePeriod'>,
+): boolean {
+  return (
+    quiet && stored.lastObservedAt !== undefined && now - stored.lastObservedAt < positionWriteEvery(config)
+  );
+}

@@ -2,7 +2,7 @@
 // clock, and the drainer's start. It decides nothing about node health: that is runMonitorPass's, on a
 // digest (monitor.ts).
 import type { EpochMillis } from '../domain/types.js';
-import type { MonitorDeps } from './monitor.js';
+import type { MonitorCache, MonitorDeps } from './monitor.js';
 
 export interface ScheduledCheckResult {
   /** Time since the last digest was committed, on the functions' clock; absent when none ever was. */
@@ -28,12 +28,20 @@ function iso(ms: EpochMillis): string {
 export async function runScheduledCheck(
   deps: Pick<MonitorDeps, 'config' | 'stores' | 'observer' | 'triggerDrainer' | 'signal'>,
   now: EpochMillis,
+  cache?: Pick<MonitorCache, 'get'>,
 ): Promise<ScheduledCheckResult> {
   const { config, stores, observer, triggerDrainer, signal } = deps;
   const cluster = config.cluster;
   const meta = await stores.controllerState.loadMeta(cluster, signal === undefined ? {} : { signal });
   // One clock: when the last digest was committed, on the functions' clock (the relay's may differ).
-  const lastSeen = meta.committedAt;
+  // A warm function that processed quiet digests since the row was written knows of a later one: their
+  // position waits in its memory (docs/state.md#the-position-of-quiet-passes).
+  const kept = cache?.get(cluster);
+  const processedAt = kept?.versions.storedMeta === undefined ? undefined : kept.meta.lastObservedAt;
+  const lastSeen =
+    meta.committedAt === undefined || processedAt === undefined
+      ? (meta.committedAt ?? processedAt)
+      : Math.max(meta.committedAt, processedAt);
   const silentMs = lastSeen === undefined ? undefined : Math.max(0, now - lastSeen);
   const observationGap = silentMs === undefined || silentMs > config.nodeMonitorGracePeriod;
   if (silentMs !== undefined) observer.metric('nlc_observation_gap_seconds', 'Seconds', silentMs / 1000);

@@ -161,6 +161,11 @@ export interface StoreVersions {
   readonly nodesReadAt: EpochMillis;
   /** Wall-clock time of the last full load. */
   readonly fullLoadAt: EpochMillis;
+  /**
+   * The cluster row as stored, when `meta` runs ahead of it: the position of quiet passes not written
+   * yet (StateAfterPass.positionMayWait). Absent: `meta` is what is stored.
+   */
+  readonly storedMeta?: ClusterMeta;
 }
 
 /** What a monitor pass starts from. */
@@ -193,6 +198,12 @@ export interface StateAfterPass {
   readonly meta: ClusterMeta;
   /** The pass's zone gauges (DisruptionResult.gauges), stored on the zone rows when they change. */
   readonly gauges?: readonly ZoneGauge[];
+  /**
+   * The pass was quiet (no decision, no node read) and the stored position is recent: when nothing but
+   * the position (lastSequence, lastObservedAt, relayLastSeen) changed, the cluster row is not written,
+   * and the committed LoadedState's meta runs ahead of it (docs/state.md#the-position-of-quiet-passes).
+   */
+  readonly positionMayWait?: boolean;
 }
 
 export interface ControllerStateStore {

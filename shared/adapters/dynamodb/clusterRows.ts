@@ -64,6 +64,25 @@ export function metaEqual(a: ClusterMeta, b: ClusterMeta): boolean {
   );
 }
 
+/**
+ * The cluster row's fields a quiet pass moves: the digest's position. They may run ahead of the stored
+ * row in a warm function (StateAfterPass.positionMayWait); every other field is written when it changes.
+ */
+export function positionOf(
+  meta: ClusterMeta,
+): Pick<ClusterMeta, 'lastSequence' | 'lastObservedAt' | 'relayLastSeen'> {
+  return {
+    ...(meta.lastSequence !== undefined && { lastSequence: meta.lastSequence }),
+    ...(meta.lastObservedAt !== undefined && { lastObservedAt: meta.lastObservedAt }),
+    ...(meta.relayLastSeen !== undefined && { relayLastSeen: meta.relayLastSeen }),
+  };
+}
+
+/** metaEqual, but for the position (positionOf): `b` is `a` with only its position moved. */
+export function metaEqualButPosition(a: ClusterMeta, b: ClusterMeta): boolean {
+  return metaEqual({ ...a, ...positionOf(b) }, b);
+}
+
 export function gaugeEqual(a: ZoneGaugeValues | undefined, b: ZoneGaugeValues): boolean {
   return (
     a !== undefined &&

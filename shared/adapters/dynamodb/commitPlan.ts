@@ -8,7 +8,7 @@
 import type { RateLimitedTimedQueue } from '../../domain/rateLimitedTimedQueue.js';
 import type { ZoneState } from '../../domain/types.js';
 import type { LoadedState, StateAfterPass, ZoneGaugeValues } from '../../ports/stores.js';
-import { gaugeEqual, metaEqual } from './clusterRows.js';
+import { gaugeEqual, metaEqual, metaEqualButPosition } from './clusterRows.js';
 import {
   healthDataNeedsWrite,
   healthNeedsWrite,
@@ -42,8 +42,13 @@ export interface CommitPlan {
   readonly healthWrites: readonly HealthWrite[];
   readonly zoneStateWrites: readonly ZoneStateWrite[];
   readonly queueWrites: readonly QueueWrite[];
-  /** The cluster row's meta differs from the one loaded. */
+  /** The cluster row's meta differs from the one stored. */
   readonly metaChanged: boolean;
+  /**
+   * Only the position moved, the pass said it may wait, and no other row is written: the cluster row
+   * is not written (docs/state.md#the-position-of-quiet-passes).
+   */
+  readonly positionDeferred: boolean;
   /**
    * Rows to write besides the cluster row: claim the cluster row first, keeping the old meta (the
    * fence), and record the new meta only after them. A pass that writes only the cluster row needs none.
@@ -61,15 +66,20 @@ export function planCommit(loaded: LoadedState, after: StateAfterPass): CommitPl
   for (const [zone, queue] of after.state.zoneQueues) {
     if (queue !== loaded.state.zoneQueues.get(zone)) queueWrites.push({ zone, queue });
   }
-  const metaChanged = !metaEqual(loaded.meta, after.meta);
+  // Against the row as stored: a warm function's meta may run ahead of it (positionMayWait).
+  const stored = loaded.versions.storedMeta ?? loaded.meta;
+  const metaChanged = !metaEqual(stored, after.meta);
   const fence = healthWrites.length + zoneStateWrites.length + queueWrites.length > 0;
+  const positionDeferred =
+    !fence && metaChanged && after.positionMayWait === true && metaEqualButPosition(stored, after.meta);
   return {
     healthWrites,
     zoneStateWrites,
     queueWrites,
     metaChanged,
+    positionDeferred,
     fence,
-    unchanged: !fence && !metaChanged,
+    unchanged: !fence && (!metaChanged || positionDeferred),
   };
 }
 

@@ -40,7 +40,7 @@ import {
   type StoreSettings,
   type StoredItem,
 } from './client.js';
-import { decodeZoneRows, type ZoneRows } from './clusterRows.js';
+import { decodeZoneRows, positionOf, type ZoneRows } from './clusterRows.js';
 import { checkClusterName, ClusterRowKey, encodeInstant, encodeZone, isoString } from './codec.js';
 import { planCommit, type ZoneStateWrite } from './commitPlan.js';
 import { decodeNodesItems, encodeHealthRow, type HealthRow } from './healthRows.js';
@@ -200,7 +200,16 @@ export class DynamoDbControllerStateStore implements ControllerStateStore {
     const { signal } = opts;
     const { cluster } = previous;
     if (ctx.clock.now() - previous.versions.fullLoadAt >= ctx.settings.fullReloadEveryMs) {
-      return this.load(cluster, opts);
+      const full = await this.load(cluster, opts);
+      // The hourly safety net re-reads the rows, not what this function processed since the row was
+      // written: a position still ahead of it (no monitor committed since) is kept.
+      if (previous.versions.storedMeta === undefined || full.versions.meta !== previous.versions.meta)
+        return full;
+      return {
+        ...full,
+        meta: { ...full.meta, ...positionOf(previous.meta) },
+        versions: { ...full.versions, storedMeta: full.meta },
+      };
     }
     const zones = await this.readZoneRows(cluster, signal);
     // Another monitor committed since: our health rows may be stale. (Only monitors move metaVersion.)
@@ -252,17 +261,21 @@ export class DynamoDbControllerStateStore implements ControllerStateStore {
     }
 
     const queues = await this.readQueues(cluster, zones.queueRows, previous, signal);
+    // No monitor committed since (metaVersion): the row's position is the one last written, and the
+    // warm function's, which quiet passes moved since, is the later one (positionMayWait).
+    const ahead = previous.versions.storedMeta !== undefined;
     return {
       cluster,
       state: { ...previous.state, zoneQueues: queues.queues },
       nodes: nodes === undefined ? previous.nodes : sortedMap(nodes),
-      meta: zones.meta,
+      meta: ahead ? { ...zones.meta, ...positionOf(previous.meta) } : zones.meta,
       zones: zones.gauges,
       versions: {
         ...previous.versions,
         nodes: nodeVersions ?? previous.versions.nodes,
         zoneQueues: queues.versions,
         nodesReadAt,
+        ...(ahead && { storedMeta: zones.meta }),
       },
     };
   }
@@ -277,7 +290,21 @@ export class DynamoDbControllerStateStore implements ControllerStateStore {
     const { cluster } = loaded;
     const state = after.state;
     const plan = planCommit(loaded, after);
-    if (plan.unchanged) return { ...loaded, state };
+    if (plan.unchanged) {
+      // Nothing written. The meta kept is the pass's (its position, when deferred), on top of the stored
+      // row's committedAt; storedMeta remembers the row while the kept meta runs ahead of it.
+      const stored = loaded.versions.storedMeta ?? loaded.meta;
+      const { storedMeta: _written, ...versions } = loaded.versions;
+      return {
+        ...loaded,
+        state,
+        meta: {
+          ...after.meta,
+          ...(stored.committedAt !== undefined && { committedAt: stored.committedAt }),
+        },
+        versions: plan.positionDeferred ? { ...versions, storedMeta: stored } : versions,
+      };
+    }
     const { healthWrites, zoneStateWrites, queueWrites } = plan;
 
     // The fence: claim the cluster row before writing anything else, so of two monitors that loaded
@@ -326,13 +353,14 @@ export class DynamoDbControllerStateStore implements ControllerStateStore {
       signal,
     );
 
+    const { storedMeta: _written, ...versions } = loaded.versions;
     return {
       cluster,
       state: { ...state, zoneQueues },
       nodes: loaded.nodes,
       meta: { ...after.meta, committedAt },
       zones: zoneGauges,
-      versions: { ...loaded.versions, meta: metaVersion, health, zoneStates, zoneQueues: queueVersions },
+      versions: { ...versions, meta: metaVersion, health, zoneStates, zoneQueues: queueVersions },
     };
   }
 

@@ -162,8 +162,8 @@ describe('a silent node', () => {
     world.observer.logs.length = 0;
     const summaries = () => world.observer.logs.filter((l) => l.message === 'monitor pass');
     await pass(t0 + 5 * S);
-    // Steady state: the cluster row only (lastSequence), no API writes, no Decisions.
-    expect(lastPass).toEqual({ dynamoWrites: 1, updateItems: 1, batchWrites: 0, apiWrites: 0 });
+    // Steady state: no write at all (the position waits: see 'the position of quiet passes').
+    expect(lastPass).toEqual({ dynamoWrites: 0, updateItems: 0, batchWrites: 0, apiWrites: 0 });
     expect(summaries().map((l) => l.level)).toEqual(['debug']);
     expect(summaries().at(-1)?.fields).toMatchObject({
       cluster: 'test',
@@ -215,7 +215,9 @@ describe('a silent node', () => {
       message: 'could not start the eviction drainer; its schedule will run it',
       fields: { cluster: 'test', error: 'throttled' },
     });
-    expect((await world.stores.controllerState.loadMeta('test')).lastSequence).toBe(sequence);
+    // Processed: its position kept by the warm function (a quiet pass writes it within 25 s).
+    expect(cache.get('test')?.meta.lastSequence).toBe(sequence);
+    expect((await world.stores.controllerState.loadMeta('test')).lastSequence).toBe(sequence - 1);
   });
 });
 
@@ -288,26 +290,26 @@ describe('delivery', () => {
 
   it('an out-of-order digest is a no-op, also after a cold start; a new relay leader restarting at 0 is newer', async () => {
     await threeNodes();
-    await pass(t0 + 10 * S, [], { sequence: 3 });
-    expect((await pass(t0 + 5 * S, [], { sequence: 2 })).kind).toBe('stale');
+    await pass(t0 + 30 * S, [], { sequence: 3 });
+    expect((await pass(t0 + 25 * S, [], { sequence: 2 })).kind).toBe('stale');
     expect(lastPass.dynamoWrites + lastPass.apiWrites).toBe(0);
-    expect((await pass(t0 + 5 * S, [], { sequence: 2, cache: undefined })).kind).toBe('stale');
+    expect((await pass(t0 + 25 * S, [], { sequence: 2, cache: undefined })).kind).toBe('stale');
     expect(lastPass.dynamoWrites + lastPass.apiWrites).toBe(0);
 
-    world.now = t0 + 15 * S;
+    world.now = t0 + 35 * S;
     const newLeader = {
-      ...world.digest(0, t0 + 15 * S, {
-        'node-a': t0 + 14 * S,
-        'node-b': t0 + 14 * S,
-        'node-c': t0 + 14 * S,
+      ...world.digest(0, t0 + 35 * S, {
+        'node-a': t0 + 34 * S,
+        'node-b': t0 + 34 * S,
+        'node-c': t0 + 34 * S,
       }),
       relayId: 'relay-1',
-      leaderSince: t0 + 12 * S,
+      leaderSince: t0 + 32 * S,
     };
     const outcome = await runMonitorPass(world.monitorDeps(), newLeader, { cache });
     expect(outcome.kind).toBe('processed');
     const meta = await world.stores.controllerState.loadMeta('test');
-    expect(meta).toMatchObject({ lastSequence: 0, lastRelayId: 'relay-1', lastLeaderSince: t0 + 12 * S });
+    expect(meta).toMatchObject({ lastSequence: 0, lastRelayId: 'relay-1', lastLeaderSince: t0 + 32 * S });
   });
 
   it('a commit that loses to another monitor reruns once from a fresh load', async () => {
@@ -333,37 +335,106 @@ describe('delivery', () => {
     const digestAt = (seq: number, at: number) =>
       world.digest(seq, at, { 'node-a': at - S, 'node-b': at - S, 'node-c': at - S });
 
-    // The same digest delivered twice, to two instances: the rerun finds it processed.
-    interleave = () => runMonitorPass(world.monitorDeps(), digestAt(2, t0 + 5 * S), {});
-    world.now = t0 + 5 * S;
-    const same = await runMonitorPass(world.monitorDeps({ stores }), digestAt(2, t0 + 5 * S), { cache });
+    // The same digest delivered twice, to two instances: the rerun finds it processed. (30 s after the
+    // stored position: both write it. A quiet digest within 25 s of it is written by neither, and
+    // processed by both to the same effect: none.)
+    interleave = () => runMonitorPass(world.monitorDeps(), digestAt(2, t0 + 30 * S), {});
+    world.now = t0 + 30 * S;
+    const same = await runMonitorPass(world.monitorDeps({ stores }), digestAt(2, t0 + 30 * S), { cache });
     expect(same.kind).toBe('stale');
     expect(world.observer.warnings()).toContain('monitor commit lost a race: rerunning from a fresh load');
 
     // A newer digest: the rerun processes it.
-    interleave = () => runMonitorPass(world.monitorDeps(), digestAt(3, t0 + 10 * S), {});
-    world.now = t0 + 15 * S;
-    const newer = await runMonitorPass(world.monitorDeps({ stores }), digestAt(4, t0 + 15 * S), { cache });
+    interleave = () => runMonitorPass(world.monitorDeps(), digestAt(3, t0 + 60 * S), {});
+    world.now = t0 + 65 * S;
+    const newer = await runMonitorPass(world.monitorDeps({ stores }), digestAt(4, t0 + 65 * S), { cache });
     expect(newer.kind === 'processed' && newer.summary.attempts).toBe(2);
     expect(cache.get('test')?.meta.lastSequence).toBe(4);
 
-    // Losing twice throws, and the kept state is dropped.
+    // Losing twice throws, and the kept state is dropped. (Another monitor commits before each of our
+    // commits: it records the cluster's version.)
+    let commits = 0;
     const always: StateStores = {
       ...stores,
       controllerState: {
         ...stores.controllerState,
         commit: async (loaded, after, o) => {
-          const at = (loaded.meta.lastObservedAt ?? t0) + 1;
-          await runMonitorPass(world.monitorDeps(), digestAt((loaded.meta.lastSequence ?? 0) + 1, at), {});
+          const other = await world.stores.controllerState.load('test');
+          await world.stores.controllerState.commit(other, {
+            state: other.state,
+            meta: { ...other.meta, clusterVersion: `v1.37.${++commits}` },
+          });
           return world.stores.controllerState.commit(loaded, after, o);
         },
       },
     };
-    world.now = t0 + 60 * S;
+    world.now = t0 + 120 * S;
     await expect(
-      runMonitorPass(world.monitorDeps({ stores: always }), digestAt(6, t0 + 60 * S), { cache }),
+      runMonitorPass(world.monitorDeps({ stores: always }), digestAt(6, t0 + 120 * S), { cache }),
     ).rejects.toBeInstanceOf(VersionConflictError);
     expect(cache.get('test')).toBeUndefined();
+  });
+});
+
+describe('the position of quiet passes (docs/state.md#the-position-of-quiet-passes)', () => {
+  it('is kept by the warm function and written once half the grace period old; a cold start still refuses what came before it', async () => {
+    await threeNodes(); // t0, sequence 1: registrations, written
+    const stored = async () => (await world.stores.controllerState.loadMeta('test')).lastSequence;
+    for (let t = t0 + 5 * S; t <= t0 + 20 * S; t += 5 * S) {
+      await pass(t);
+      expect(lastPass).toEqual({ dynamoWrites: 0, updateItems: 0, batchWrites: 0, apiWrites: 0 });
+    }
+    expect(await stored()).toBe(1);
+    expect(cache.get('test')?.meta.lastSequence).toBe(5);
+    // 25 s after the stored position: written (one UpdateItem, the cluster row).
+    await pass(t0 + 25 * S);
+    expect(lastPass).toEqual({ dynamoWrites: 1, updateItems: 1, batchWrites: 0, apiWrites: 0 });
+    expect(await stored()).toBe(6);
+    await pass(t0 + 30 * S);
+    await pass(t0 + 35 * S);
+    expect(await stored()).toBe(6);
+
+    // A duplicate of an unwritten digest, on the warm function: stale, as before.
+    expect((await pass(t0 + 30 * S, [], { sequence: 7 })).kind).toBe('stale');
+
+    // The schedule's check on the warm function counts silence from the last digest it processed.
+    const deps = world.monitorDeps();
+    expect((await runScheduledCheck(deps, t0 + 36 * S, cache)).silentMs).toBe(S);
+    expect((await runScheduledCheck(deps, t0 + 36 * S)).silentMs).toBe(11 * S);
+
+    // Cold start. A digest from before the stored position: stale, nothing written.
+    expect((await pass(t0 + 20 * S, [], { sequence: 5, cache: undefined })).kind).toBe('stale');
+    expect(lastPass).toEqual({ dynamoWrites: 0, updateItems: 0, batchWrites: 0, apiWrites: 0 });
+    // One of the unwritten window (at most 25 s after the stored position) is processed again from
+    // the same stored state: a quiet pass, so again no write and no API request.
+    const replay = await pass(t0 + 35 * S, [], { sequence: 8, cache: undefined });
+    expect(replay.kind).toBe('processed');
+    expect(lastPass).toEqual({ dynamoWrites: 0, updateItems: 0, batchWrites: 0, apiWrites: 0 });
+    // The next digest after a cold start: its gap is counted from the stored position (15 s), well
+    // under the grace period: no observation gap.
+    const next = await pass(t0 + 40 * S, [], { sequence: 9, cache: undefined });
+    expect(next).toMatchObject({
+      kind: 'processed',
+      summary: { observationGapMs: 15 * S, observationGapReset: false, changes: 0 },
+    });
+
+    // A digest re-delivered an hour late to a cold function: before the stored position, stale.
+    world.now = t0 + 3_640 * S;
+    const late = world.digest(3, t0 + 10 * S, {
+      'node-a': t0 + 9 * S,
+      'node-b': t0 + 9 * S,
+      'node-c': t0 + 9 * S,
+    });
+    expect(await runMonitorPass(world.monitorDeps(), late, {})).toMatchObject({ kind: 'stale' });
+  });
+
+  it('a node marked Unknown in the unwritten window is written at once, position and all', async () => {
+    await threeNodes();
+    for (let t = t0 + 5 * S; t <= t0 + 50 * S; t += 5 * S) await pass(t, ['node-c']);
+    expect(await world.stores.controllerState.loadMeta('test')).toMatchObject({ lastSequence: 11 });
+    await pass(t0 + 55 * S, ['node-c']);
+    expect(readyOf('node-c')).toBe('Unknown');
+    expect(await world.stores.controllerState.loadMeta('test')).toMatchObject({ lastSequence: 12 });
   });
 });
 

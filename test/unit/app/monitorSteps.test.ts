@@ -8,6 +8,8 @@ import {
   observeDigest,
   passNodes,
   passStartState,
+  positionMayWait,
+  positionWriteEvery,
   processedMeta,
   summaryReason,
   type DigestObservation,
@@ -457,5 +459,23 @@ describe('summaryReason: when a pass is an info line with its metrics, and when 
     expect(
       summaryReason({ ...quiet, observationGapMs: 2 * config.nodeMonitorPeriod }, previous, at, config),
     ).toBeUndefined();
+  });
+});
+
+describe("positionMayWait: whether a quiet pass may leave the cluster row's position unwritten", () => {
+  it('half the grace period: 25 s by default, 20 s for a 40 s grace', () => {
+    expect(positionWriteEvery(config)).toBe(25_000);
+    expect(positionWriteEvery({ nodeMonitorGracePeriod: 40_000 })).toBe(20_000);
+  });
+  it.each([
+    ['a quiet pass 5 s after the stored position', true, 5_000, true],
+    ['a quiet pass 24.999 s after it', true, 24_999, true],
+    ['a quiet pass 25 s after it: written', true, 25_000, false],
+    ['a pass that decided something or read a node: written', false, 5_000, false],
+  ] as const)('%s', (_name, quiet, after, want) => {
+    expect(positionMayWait({ lastObservedAt: NOW - after }, quiet, NOW, config)).toBe(want);
+  });
+  it('no stored position (the first digest): written', () => {
+    expect(positionMayWait({}, true, NOW, config)).toBe(false);
   });
 });

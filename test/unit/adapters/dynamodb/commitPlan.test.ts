@@ -77,6 +77,7 @@ const nothing: CommitPlan = {
   zoneStateWrites: [],
   queueWrites: [],
   metaChanged: false,
+  positionDeferred: false,
   fence: false,
   unchanged: true,
 };
@@ -104,8 +105,18 @@ interface Case {
   readonly state: ControllerState;
   readonly meta?: ClusterMeta;
   readonly gauges?: readonly ZoneGauge[];
+  readonly positionMayWait?: boolean;
   readonly want: CommitPlan;
 }
+
+/** A warm function's LoadedState whose meta ran ahead of the stored row (digest 11 processed quietly). */
+const ahead: LoadedState = { ...loaded, meta: nextMeta, versions: { ...loaded.versions, storedMeta: meta } };
+const thirdMeta: ClusterMeta = {
+  ...meta,
+  lastSequence: 12,
+  lastObservedAt: T0 + 10_000,
+  relayLastSeen: T0 + 10_000,
+};
 
 describe('planCommit: what a monitor commit writes', () => {
   it.each<Case>([
@@ -335,8 +346,66 @@ describe('planCommit: what a monitor commit writes', () => {
         unchanged: false,
       },
     },
-  ])('$name', ({ from = loaded, state, meta: after = from.meta, gauges, want }) => {
-    expect(planCommit(from, { state, meta: after, ...(gauges !== undefined && { gauges }) })).toEqual(want);
+    {
+      name: 'a quiet pass that may wait: only the position moved, nothing written',
+      state: loaded.state,
+      meta: nextMeta,
+      positionMayWait: true,
+      want: { ...nothing, metaChanged: true, positionDeferred: true },
+    },
+    {
+      name: 'the position may wait, but the relay clock offset moved too: the row is written',
+      state: loaded.state,
+      meta: { ...nextMeta, clockOffset: 250 },
+      positionMayWait: true,
+      want: { ...nothing, metaChanged: true, unchanged: false },
+    },
+    {
+      name: 'the position may wait, but master disruption changed: the row is written',
+      state: loaded.state,
+      meta: { ...nextMeta, masterDisruption: true },
+      positionMayWait: true,
+      want: { ...nothing, metaChanged: true, unchanged: false },
+    },
+    {
+      name: 'the position may wait, but a row is written: fence, rows, then the position',
+      state: stateWith({ nodeHealth: new Map([...loaded.state.nodeHealth, ['a', unknownA]]) }),
+      meta: nextMeta,
+      positionMayWait: true,
+      want: {
+        ...nothing,
+        healthWrites: [
+          { name: 'a', row: { registeredUid: 'uid-a', health: unknownA, retry: false }, expected: 4 },
+        ],
+        metaChanged: true,
+        fence: true,
+        unchanged: false,
+      },
+    },
+    {
+      name: 'meta ahead of the stored row: compared with the row, so the position it owes is written when it may not wait',
+      from: ahead,
+      state: loaded.state,
+      meta: thirdMeta,
+      want: { ...nothing, metaChanged: true, unchanged: false },
+    },
+    {
+      name: 'meta ahead of the stored row, and the next quiet pass may wait too',
+      from: ahead,
+      state: loaded.state,
+      meta: thirdMeta,
+      positionMayWait: true,
+      want: { ...nothing, metaChanged: true, positionDeferred: true },
+    },
+  ])('$name', ({ from = loaded, state, meta: after = from.meta, gauges, positionMayWait, want }) => {
+    expect(
+      planCommit(from, {
+        state,
+        meta: after,
+        ...(gauges !== undefined && { gauges }),
+        ...(positionMayWait !== undefined && { positionMayWait }),
+      }),
+    ).toEqual(want);
   });
 
   it('names every node whose row changed, each conditional on its own version', () => {
