@@ -14,6 +14,11 @@ export interface CapacitySnapshot extends TableCapacity {
   readonly byTable: Readonly<Record<string, TableCapacity>>;
   /** Requests per operation (GetItem, Query, UpdateItem, …). */
   readonly byOperation: Readonly<Record<string, number>>;
+  /**
+   * Read requests that were eventually consistent (Queries of an index, or without ConsistentRead):
+   * DynamoDB bills such a request at least 0.5 RRU, a strongly consistent one at least 1.
+   */
+  readonly eventuallyConsistentReads: number;
 }
 
 const READ_OPERATIONS = new Set(['GetItem', 'Query', 'BatchGetItem']);
@@ -38,6 +43,7 @@ export class CapacityCounter {
   private writeUnits = 0;
   private requests = 0;
   private conditionalCheckFailures = 0;
+  private eventuallyConsistentReads = 0;
   private readonly tables = new Map<string, { readUnits: number; writeUnits: number; requests: number }>();
   private readonly operations = new Map<string, number>();
 
@@ -70,12 +76,18 @@ export class CapacityCounter {
     this.conditionalCheckFailures++;
   }
 
+  /** A read request that was eventually consistent (recorded besides `record`). */
+  recordEventuallyConsistentRead(): void {
+    this.eventuallyConsistentReads++;
+  }
+
   snapshot(): CapacitySnapshot {
     return {
       readUnits: this.readUnits,
       writeUnits: this.writeUnits,
       requests: this.requests,
       conditionalCheckFailures: this.conditionalCheckFailures,
+      eventuallyConsistentReads: this.eventuallyConsistentReads,
       byTable: Object.fromEntries([...this.tables].map(([name, t]) => [name, { ...t }])),
       byOperation: Object.fromEntries(this.operations),
     };
@@ -83,6 +95,7 @@ export class CapacityCounter {
 
   reset(): void {
     this.readUnits = this.writeUnits = this.requests = this.conditionalCheckFailures = 0;
+    this.eventuallyConsistentReads = 0;
     this.tables.clear();
     this.operations.clear();
   }
@@ -97,6 +110,7 @@ export class CapacityCounter {
     return {
       ...minus(after, before),
       conditionalCheckFailures: after.conditionalCheckFailures - before.conditionalCheckFailures,
+      eventuallyConsistentReads: after.eventuallyConsistentReads - before.eventuallyConsistentReads,
       byTable: Object.fromEntries(
         Object.entries(after.byTable).map(([name, t]) => [name, minus(t, before.byTable[name])]),
       ),

@@ -216,6 +216,7 @@ export async function queryAll(
         ),
       signal,
     );
+    if (input.ConsistentRead !== true) ctx.capacity.recordEventuallyConsistentRead();
     for (const item of page.Items ?? []) items.push(item);
     startKey = page.LastEvaluatedKey;
   } while (startKey !== undefined);

@@ -90,6 +90,39 @@ describe('ControllerStateStore', () => {
     },
   );
 
+  it('a quiet pass that may wait writes nothing; refresh and the hourly full load keep its position ahead of the row', async () => {
+    const cluster = 'quiet';
+    const { scenario, stores, committed } = await seed(cluster, 'taint', true);
+    const fake = scenario.cluster;
+    const now = scenario.now + 5_000;
+    const pass = passFrom(committed, fake, leasesAt(now), now);
+    db.commands.reset();
+    const kept = await stores.controllerState.commit(committed, {
+      state: pass.state,
+      meta: meta(2, now),
+      positionMayWait: true,
+    });
+    expect(db.commands.writes()).toBe(0);
+    expect(kept.meta).toMatchObject({ lastSequence: 2, lastObservedAt: now });
+    expect(kept.versions.storedMeta).toMatchObject({ lastSequence: 1 });
+    const refreshed = await stores.controllerState.refresh(kept);
+    expect(refreshed.meta).toMatchObject({ lastSequence: 2, lastObservedAt: now });
+    expect(refreshed.versions.storedMeta).toMatchObject({ lastSequence: 1 });
+    // The hourly safety net reloads every row, and keeps the position (no monitor committed since).
+    const hourly = db.stores({ settings: { fullReloadEveryMs: 0 } });
+    const reloaded = await hourly.controllerState.refresh(refreshed);
+    expect(reloaded.meta).toMatchObject({ lastSequence: 2, lastObservedAt: now });
+    // Without positionMayWait, the next pass writes its position (and clears storedMeta).
+    db.commands.reset();
+    const written = await stores.controllerState.commit(reloaded, {
+      state: reloaded.state,
+      meta: meta(3, now + 5_000),
+    });
+    expect(Object.fromEntries(db.commands.counts)).toEqual({ UpdateItem: 1 });
+    expect(written.versions.storedMeta).toBeUndefined();
+    expect((await stores.controllerState.loadMeta(cluster)).lastSequence).toBe(3);
+  });
+
   it('writes only the cluster row for a steady pass (lease renewals only)', async () => {
     const cluster = 'steady';
     const { scenario, stores, committed } = await seed(cluster, 'taint', true);
@@ -244,8 +277,13 @@ describe('ControllerStateStore', () => {
     const cluster = 'refresh';
     const { scenario, stores, committed } = await seed(cluster, 'taint');
     db.commands.reset();
+    const beforeRefresh = stores.capacity.snapshot();
     const unchanged = await stores.controllerState.refresh(committed);
     expect(Object.fromEntries(db.commands.counts)).toEqual({ Query: 2 }); // Zones partition + byNodeChange index
+    // The index is read eventually consistent (billed at least 0.5 RRU), the Zones partition strongly.
+    expect(
+      stores.capacity.snapshot().eventuallyConsistentReads - beforeRefresh.eventuallyConsistentReads,
+    ).toBe(1);
     expect(unchanged.state).toEqual(committed.state);
 
     const fake = scenario.cluster;
