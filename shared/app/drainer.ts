@@ -296,7 +296,15 @@ export async function runDrainer(deps: DrainerDeps, now: EpochMillis): Promise<D
     pods: pods.result,
     capped: capped || pods.capped,
   };
-  observer.info('drainer run', {
+  // A run with nothing due and nothing pending (a steady cluster: every run of its schedule) is a debug
+  // line: two a minute of nothing, paid in CloudWatch Logs. Any work, decision or pending item: info.
+  const idle =
+    executor.recorded.length === 0 &&
+    nextDueInMs === undefined &&
+    !drained.capped &&
+    zones.every((z) => z.processed === 0) &&
+    pods.result.deleted + pods.result.alreadyGone + pods.result.failed + pods.result.skipped === 0;
+  (idle ? observer.debug.bind(observer) : observer.info.bind(observer))('drainer run', {
     cluster,
     // The id its token claims carry (`nlc queue`, CLAIMED BY).
     run: claimant.by,

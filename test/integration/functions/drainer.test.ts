@@ -129,6 +129,16 @@ describe('the token bucket across concurrent drainers', () => {
     expect(['node-a', 'node-b', 'node-c'].filter(unreachable)).toEqual(['node-a']);
   });
 
+  it('a run with nothing due and nothing pending is a debug line; a run that tainted is an info line', async () => {
+    const lines = () => world.observer.logs.filter((l) => l.message === 'drainer run').map((l) => l.level);
+    await runDrainer(world.drainerDeps(), t0);
+    expect(lines()).toEqual(['debug']);
+    await queued(['node-a']);
+    await runDrainer(world.drainerDeps(), t0 + 10 * S);
+    expect(unreachable('node-a')).toBe(true);
+    expect(lines()).toEqual(['debug', 'info']);
+  });
+
   it('a run leaves an item another run holds the token of, taints the next one with its own token, and wakes when the claim runs out', async () => {
     await queued(['node-a', 'node-b', 'node-c']);
     // Another run took node-a's token at t0 and is still writing its taint.
