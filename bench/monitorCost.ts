@@ -16,7 +16,6 @@
 // 1 RRU; the "billed" column counts each read request as at least that (an upper bound).
 import { performance } from 'node:perf_hooks';
 import { CapacityCounter, type CapacitySnapshot } from '../shared/adapters/dynamodb/index.js';
-import type { DigestPartMemo } from '../shared/app/digestPartMemo.js';
 import { runDrainer } from '../shared/app/drainer.js';
 import {
   MaxRegistrationsPerPass,
@@ -184,8 +183,6 @@ async function run(nodeCount: number) {
     },
   };
   const cache = new Map<string, LoadedState>();
-  // The warm function's memo of digest parts, as the Lambda keeps it (shared/app/dispatch.ts WarmState).
-  const partMemo: DigestPartMemo = new Map();
 
   // Seed the node cache as node-taints does on the first Node Changed events.
   let next = 0;
@@ -235,9 +232,7 @@ async function run(nodeCount: number) {
   for (let i = 0; i < 14; i++) {
     now += 5_000;
     wall = now;
-    // The last one in parts, as sent: the warm function has assembled a digest (digestPartMemo.ts).
-    if (i < 13) await runMonitorPass(deps, digestAt(now), { cache });
-    else await inParts(digestAt(now), { cache, partMemo });
+    await runMonitorPass(deps, digestAt(now), { cache });
   }
   const requestsBefore = fake.requestCount + fake.effects.length;
   observer.reset();
@@ -248,7 +243,7 @@ async function run(nodeCount: number) {
     wall = now;
     lastDigest = digestAt(now);
     const digest = lastDigest;
-    await step('steady pass, warm', () => inParts(digest, { cache, partMemo }));
+    await step('steady pass, warm', () => inParts(digest, { cache }));
   }
   const monitorLogBytesPerMinute = observer.bytesWithMetrics(PASSES_PER_MINUTE);
   const monitorLogBreakdown = observer.breakdown();
@@ -257,10 +252,8 @@ async function run(nodeCount: number) {
   now += 5_000;
   wall = now;
   // A new function instance: it loads everything for the digest's first part and keeps it for the
-  // others (its own cache and part memo, empty at first).
-  await step('steady pass, cold (full load)', () =>
-    inParts(digestAt(now), { cache: new Map(), partMemo: new Map() }),
-  );
+  // others (its own cache, empty at first).
+  await step('steady pass, cold (full load)', () => inParts(digestAt(now), { cache: new Map() }));
   observer.reset();
   await step('drainer run, nothing queued', () =>
     runDrainer(
@@ -419,9 +412,8 @@ for (const nodeCount of sizes.length > 0 ? sizes : [1_000, 5_000]) {
     fullLoadsPerMonth * (cold === undefined ? 0 : billedReads(cold.used)) +
     2 * MINUTES_PER_MONTH * (drainer === undefined ? 0 : billedReads(drainer.used)) + // its schedule + the check's invoke
     MINUTES_PER_MONTH * (check === undefined ? 0 : billedReads(check.used));
-  // A cold start stores the parts of its first split digest (digestPartMemo.ts): the cold pass's writes.
-  const coldStartsPerMonth = 24 * 30;
-  const wru = passes * avg((x) => x.used.writeUnits) + coldStartsPerMonth * (cold?.used.writeUnits ?? 0);
+  // A cold pass writes what a warm one does (the parts of a split digest included): counted with them.
+  const wru = passes * avg((x) => x.used.writeUnits);
   const dynamo = (rru * PRICE.dynamoReadUnitPerMillion + wru * PRICE.dynamoWriteUnitPerMillion) / 1e6;
   // One invocation per part of a digest (each part is its own event), and the schedule's check.
   const monitorInvocations = passes * r.entryBytes.length + MINUTES_PER_MONTH;
