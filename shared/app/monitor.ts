@@ -202,6 +202,11 @@ export interface MonitorPassSummary {
   readonly waitingToMark?: number;
   /** API requests the pass's decisions stood for (lease confirmations included); absent when none. */
   readonly apiRequests?: number;
+  /**
+   * Health rows whose health-only change waits for the next commits (healthWritesPerCommit, after a
+   * zone comes back); absent when none.
+   */
+  readonly healthRowsBehind?: number;
   readonly drainerTriggered: boolean;
   /**
    * The pass was held by lease confirmation (v1.37, PR #138698): nothing decided, the digest's position
@@ -567,6 +572,7 @@ async function passAndCommit(
     waitingToRegister: pass.waiting,
     waitingToMark: pass.waitingToMark,
     apiRequests: pass.apiRequests + confirmations,
+    healthRowsBehind: committed.versions.pendingHealth?.length ?? 0,
   });
   // A steady pass is a debug line; one that did or saw something, and the first of each minute, are
   // info lines with the pass's metrics (docs/monitor.md#log-lines).
@@ -875,6 +881,7 @@ function passSummary(
     readonly waitingToRegister?: number;
     readonly waitingToMark?: number;
     readonly apiRequests?: number;
+    readonly healthRowsBehind?: number;
   },
 ): MonitorPassSummary {
   return {
@@ -896,6 +903,8 @@ function passSummary(
       pass.waitingToRegister > 0 && { waitingToRegister: pass.waitingToRegister }),
     ...(pass.waitingToMark !== undefined && pass.waitingToMark > 0 && { waitingToMark: pass.waitingToMark }),
     ...(pass.apiRequests !== undefined && pass.apiRequests > 0 && { apiRequests: pass.apiRequests }),
+    ...(pass.healthRowsBehind !== undefined &&
+      pass.healthRowsBehind > 0 && { healthRowsBehind: pass.healthRowsBehind }),
   };
 }
 

@@ -297,6 +297,7 @@ export interface PassFigures {
   readonly observationGapReset: boolean;
   readonly attempts: number;
   readonly waitingToRegister?: number;
+  readonly healthRowsBehind?: number;
   readonly drainerTriggered: boolean;
   readonly heldBy?: string;
   readonly durationMs: number;
@@ -324,6 +325,7 @@ export function summaryReason(
     (pass.observationGapMs ?? 0) > 2 * period ||
     pass.attempts > 1 ||
     (pass.waitingToRegister ?? 0) > 0 ||
+    (pass.healthRowsBehind ?? 0) > 0 ||
     pass.drainerTriggered ||
     pass.heldBy !== undefined ||
     pass.durationMs > period

@@ -57,7 +57,10 @@ export interface InvocationOptions {
 
 export type PodProcessingOutcome =
   /** Not a newly bound pod (podUpdated filter), or processPod dropped it. */
-  | { readonly kind: 'skipped'; readonly reason: 'notNewlyBound' | 'noNodeHealth' | 'noReadyCondition' }
+  | {
+      readonly kind: 'skipped';
+      readonly reason: 'notNewlyBound' | 'noNodeHealth' | 'noReadyCondition' | 'healthBehindNode';
+    }
   | {
       readonly kind: 'processed';
       /** The node's saved Ready status the decision used. */
@@ -125,6 +128,15 @@ export async function processPodChange(
       );
     case 'process':
       break;
+  }
+  // A saved Ready condition that is not True may lag the node by more than a monitor period: a commit
+  // writes health-only changes a few hundred rows at a time (healthWritesPerCommit), so after a zone
+  // comes back its rows catch up over several passes. The API decides: a node it shows Ready is not
+  // acted on. A failed read leaves the saved condition to decide, as upstream's informer copy would.
+  if (decision.savedReady.status !== 'True') {
+    const live = await cluster.getNode(pod.nodeName, callOpts);
+    if (live.ok && getNodeCondition(live.value.conditions, NodeReady)?.status === 'True')
+      return done({ kind: 'skipped', reason: 'healthBehindNode' });
   }
 
   const now = clock.now();

@@ -166,6 +166,11 @@ export interface StoreVersions {
    * yet (StateAfterPass.positionMayWait). Absent: `meta` is what is stored.
    */
   readonly storedMeta?: ClusterMeta;
+  /**
+   * Nodes whose health row as stored lags `state`: health-only changes a commit left for later ones
+   * (StoreSettings.healthWritesPerCommit), oldest first. Absent or empty: every row is as in `state`.
+   */
+  readonly pendingHealth?: readonly string[];
 }
 
 /** What a monitor pass starts from. */

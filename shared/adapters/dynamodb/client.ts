@@ -51,6 +51,13 @@ export interface StoreSettings {
   readonly backoffCapMs: number;
   /** Queue entry changes per conditional zone commit; more are split into several commits. */
   readonly maxQueueOpsPerCommit: number;
+  /**
+   * Health rows a monitor commit writes for health-only changes (a node's Ready condition or its
+   * transition time); more wait for the next commits, oldest first (commitPlan.ts). Every row of a
+   * cluster shares one partition (1,000 WCU/s), and a zone coming back changes every node's row in one
+   * pass: 33,000 rows of about 3 WRU each would be throttled, and the retried pass would start over.
+   */
+  readonly healthWritesPerCommit: number;
 }
 
 export const DEFAULT_STORE_SETTINGS: StoreSettings = Object.freeze({
@@ -65,6 +72,9 @@ export const DEFAULT_STORE_SETTINGS: StoreSettings = Object.freeze({
   backoffBaseMs: 25,
   backoffCapMs: 2_000,
   maxQueueOpsPerCommit: 400,
+  // About 600 WRU a commit, 120 WCU/s over a 5 s period: the partition's 1,000 WCU/s stays for
+  // node-taints' node copies (up to 750 WCU/s at the relay's 250 events/s) and bursts.
+  healthWritesPerCommit: 200,
 });
 
 // ---------------------------------------------------------------------------------------------------

@@ -40,6 +40,11 @@ export interface QueueWrite {
 
 export interface CommitPlan {
   readonly healthWrites: readonly HealthWrite[];
+  /**
+   * Nodes whose health-only change waits for a later commit (CommitLimits.healthWrites), oldest first:
+   * the committed LoadedState's versions.pendingHealth.
+   */
+  readonly deferredHealth: readonly string[];
   readonly zoneStateWrites: readonly ZoneStateWrite[];
   readonly queueWrites: readonly QueueWrite[];
   /** The cluster row's meta differs from the one stored. */
@@ -58,9 +63,27 @@ export interface CommitPlan {
   readonly unchanged: boolean;
 }
 
+export interface CommitLimits {
+  /**
+   * Health rows written for health-only changes (StoreSettings.healthWritesPerCommit). Rows that also
+   * register, forget, retry or change a node's eviction status are always written.
+   */
+  readonly healthWrites: number;
+}
+
+const Unlimited: CommitLimits = { healthWrites: Number.POSITIVE_INFINITY };
+
 /** What committing `after` over `loaded` writes. */
-export function planCommit(loaded: LoadedState, after: StateAfterPass): CommitPlan {
-  const healthWrites = planHealthWrites(loaded, after);
+export function planCommit(
+  loaded: LoadedState,
+  after: StateAfterPass,
+  limits: CommitLimits = Unlimited,
+): CommitPlan {
+  const { healthWrites, deferredHealth } = paceHealthWrites(
+    planHealthWrites(loaded, after),
+    loaded,
+    limits.healthWrites,
+  );
   const zoneStateWrites = planZoneStateWrites(loaded, after);
   const queueWrites: QueueWrite[] = [];
   for (const [zone, queue] of after.state.zoneQueues) {
@@ -74,6 +97,7 @@ export function planCommit(loaded: LoadedState, after: StateAfterPass): CommitPl
     !fence && metaChanged && after.positionMayWait === true && metaEqualButPosition(stored, after.meta);
   return {
     healthWrites,
+    deferredHealth,
     zoneStateWrites,
     queueWrites,
     metaChanged,
@@ -83,9 +107,55 @@ export function planCommit(loaded: LoadedState, after: StateAfterPass): CommitPl
   };
 }
 
-function planHealthWrites(loaded: LoadedState, after: StateAfterPass): HealthWrite[] {
+/** A health write, and whether it changes the health entry alone (it may wait: paceHealthWrites). */
+interface PlannedHealthWrite extends HealthWrite {
+  readonly healthOnly: boolean;
+}
+
+/**
+ * Writes every row that registers, forgets, retries or changes an eviction status, and at most `limit`
+ * rows whose change is the health entry alone: those left behind first (loaded.versions.pendingHealth,
+ * in their order), then the new ones in name order. The rest wait, in that order.
+ *
+ * Why waiting is safe: the warm function's state holds every change, and decides from it; the stored
+ * row is what another instance loads after a cold start or another monitor's commit, and there a
+ * lagging Ready condition is what upstream's restarted controller starts from (nodeHealthMap rebuilt
+ * from the nodes): the next pass takes the node's condition again (tryUpdateNodeHealth), only with a
+ * later readyTransitionTimestamp. The pod worker, which reads the stored row, checks a not-Ready one
+ * against the API before marking pods (podProcessing.ts).
+ */
+function paceHealthWrites(
+  planned: readonly PlannedHealthWrite[],
+  loaded: LoadedState,
+  limit: number,
+): { healthWrites: HealthWrite[]; deferredHealth: string[] } {
+  const healthWrites: HealthWrite[] = [];
+  const healthOnly = new Map<string, HealthWrite>();
+  for (const { healthOnly: only, ...write } of planned) {
+    if (only) healthOnly.set(write.name, write);
+    else healthWrites.push(write);
+  }
+  if (healthOnly.size <= limit)
+    return { healthWrites: [...healthWrites, ...healthOnly.values()], deferredHealth: [] };
+  const order: string[] = [];
+  for (const name of loaded.versions.pendingHealth ?? []) if (healthOnly.has(name)) order.push(name);
+  const waiting = new Set(order);
+  order.push(...[...healthOnly.keys()].filter((name) => !waiting.has(name)).sort(compareNames));
+  for (const name of order.slice(0, limit)) {
+    const write = healthOnly.get(name);
+    if (write !== undefined) healthWrites.push(write);
+  }
+  return { healthWrites, deferredHealth: order.slice(limit) };
+}
+
+const compareNames = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+function planHealthWrites(loaded: LoadedState, after: StateAfterPass): PlannedHealthWrite[] {
   const state = after.state;
   const stored = loaded.versions.health;
+  // Rows an earlier commit left behind: their stored row lags loaded.state, so they are written even
+  // when the pass changed nothing more (and compared with nothing: the stored row is not at hand).
+  const pending = new Set(loaded.versions.pendingHealth ?? []);
   // What changed: the nodes whose health entries are not the very same values as loaded (a node the
   // pass left alone, most nodes on most passes, needs no row comparison), and any without a stored row.
   const names = new Set<string>();
@@ -114,11 +184,14 @@ function planHealthWrites(loaded: LoadedState, after: StateAfterPass): HealthWri
     if (!loaded.state.nodesToRetry.has(name) || !stored.has(name)) names.add(name);
   }
   for (const name of loaded.state.nodesToRetry) if (!state.nodesToRetry.has(name)) names.add(name);
+  for (const name of pending) names.add(name);
 
-  const writes: HealthWrite[] = [];
+  const writes: PlannedHealthWrite[] = [];
   for (const name of names) {
     const expected = stored.get(name);
-    if (expected !== undefined && sameHealthEntries(loaded.state, state, name)) continue;
+    const lagging = pending.has(name);
+    if (!lagging && expected !== undefined && sameHealthEntries(loaded.state, state, name)) continue;
+    const before = healthRowOf(loaded.state, name);
     const row = healthRowOf(state, name);
     const empty =
       row.registeredUid === undefined &&
@@ -127,8 +200,15 @@ function planHealthWrites(loaded: LoadedState, after: StateAfterPass): HealthWri
       row.evictionStatus === undefined;
     // Nothing to store, and nothing stored to clear.
     if (empty && expected === undefined) continue;
-    if (expected !== undefined && !healthNeedsWrite(healthRowOf(loaded.state, name), row)) continue;
-    writes.push({ name, row, expected });
+    if (!lagging && expected !== undefined && !healthNeedsWrite(before, row)) continue;
+    // A pending row's other fields are as stored (only health-only changes wait), so comparing with
+    // loaded.state tells whether they change now.
+    const healthOnly =
+      expected !== undefined &&
+      before.registeredUid === row.registeredUid &&
+      before.retry === row.retry &&
+      before.evictionStatus === row.evictionStatus;
+    writes.push({ name, row, expected, healthOnly });
   }
   return writes;
 }

@@ -289,7 +289,7 @@ export class DynamoDbControllerStateStore implements ControllerStateStore {
     const { signal } = opts;
     const { cluster } = loaded;
     const state = after.state;
-    const plan = planCommit(loaded, after);
+    const plan = planCommit(loaded, after, { healthWrites: ctx.settings.healthWritesPerCommit });
     if (plan.unchanged) {
       // Nothing written. The meta kept is the pass's (its position, when deferred), on top of the stored
       // row's committedAt; storedMeta remembers the row while the kept meta runs ahead of it.
@@ -360,7 +360,14 @@ export class DynamoDbControllerStateStore implements ControllerStateStore {
       nodes: loaded.nodes,
       meta: { ...after.meta, committedAt },
       zones: zoneGauges,
-      versions: { ...versions, meta: metaVersion, health, zoneStates, zoneQueues: queueVersions },
+      versions: {
+        ...versions,
+        meta: metaVersion,
+        health,
+        zoneStates,
+        zoneQueues: queueVersions,
+        pendingHealth: plan.deferredHealth,
+      },
     };
   }
 

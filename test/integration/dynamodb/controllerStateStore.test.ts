@@ -182,6 +182,49 @@ describe('ControllerStateStore', () => {
     expect(wrote).toBeGreaterThan(0); // n2b's rows were written when it went Unknown, and not before
   });
 
+  it('health-only changes of many nodes are written healthWritesPerCommit a commit; the rows catch up and a cold load then decides as the warm state', async () => {
+    const cluster = 'paced-health';
+    const { scenario, committed } = await seed(cluster, 'taint', true);
+    const stores = db.stores({ settings: { healthWritesPerCommit: 1 } });
+    const fake = scenario.cluster;
+    fake.fail('markPodsNotReady', 0);
+    // Three renewing nodes' kubelets post Ready=False at once: three health-only changes.
+    const now = scenario.now + 5_000;
+    const changed = ['n2b', 'n2c', 'n3a'];
+    for (const name of changed) {
+      fake.setConditions(name, [ready('False', now, now)]);
+      await stores.nodes.putNode(cluster, fake.node(name));
+    }
+    let warm = await stores.controllerState.refresh(committed);
+    const pass = passFrom(warm, fake, leasesAt(now), now);
+    const versionsBefore = warm.versions.health;
+    warm = await stores.controllerState.commit(warm, { state: pass.state, meta: meta(2, now) });
+    const written = changed.filter((n) => warm.versions.health.get(n) !== versionsBefore.get(n));
+    expect(written).toEqual(['n2b']);
+    expect(warm.versions.pendingHealth).toEqual(['n2c', 'n3a']);
+    // What another instance loads: the rows left behind still say Ready=True.
+    const storedReady = async (name: string) =>
+      (await db.stores().controllerState.load(cluster)).state.nodeHealth
+        .get(name)
+        ?.status.find((c) => c.type === 'Ready')?.status;
+    expect(await storedReady('n2b')).toBe('False');
+    expect(await storedReady('n3a')).toBe('True');
+
+    // Passes that change nothing more write one row each, oldest first, until none is left behind.
+    for (const [i, expected] of [
+      [1, ['n3a']],
+      [2, []],
+    ] as const) {
+      const at = now + i * 5_000;
+      const next = passFrom(warm, fake, leasesAt(at), at);
+      warm = await stores.controllerState.commit(warm, { state: next.state, meta: meta(2 + i, at) });
+      expect(warm.versions.pendingHealth).toEqual(expected);
+    }
+    expect(await storedReady('n3a')).toBe('False');
+    const cold = await db.stores().controllerState.load(cluster);
+    expect(decisionRelevant(cold.state)).toEqual(decisionRelevant(warm.state));
+  });
+
   it('of two commits from the same load, one gets VersionConflictError; retrying from a fresh read converges', async () => {
     const cluster = 'race';
     const { scenario, stores } = await seed(cluster, 'taint');

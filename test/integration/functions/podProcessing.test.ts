@@ -64,6 +64,8 @@ function deps(options: { dryRun?: boolean; legacy?: boolean } = {}): PodProcessi
 
 interface Seed {
   readonly ready: ConditionStatus;
+  /** The node's Ready in the API and the node cache, when the health row lags it (default: `ready`). */
+  readonly apiReady?: ConditionStatus;
   readonly probe?: EpochMillis;
   readonly transition?: EpochMillis;
   readonly evictionStatus?: NodeEvictionStatus;
@@ -73,7 +75,10 @@ interface Seed {
 
 /** The node in the node cache (node-taints) and its health row (the monitor), as a pass leaves them. */
 async function seedNode(name: string, seed: Seed): Promise<void> {
-  createNode(fx.api, name, { labels: ZONE_LABELS, conditions: [{ type: 'Ready', status: seed.ready }] });
+  createNode(fx.api, name, {
+    labels: ZONE_LABELS,
+    conditions: [{ type: 'Ready', status: seed.apiReady ?? seed.ready }],
+  });
   const node = nodeOf(fx.api, name);
   await fx.stores.nodes.putNode(cluster, node);
   const loaded = await fx.stores.controllerState.load(cluster);
@@ -139,6 +144,37 @@ describe('processPod (taint mode)', () => {
     fx.clock.advance(1_000);
 
     await processPodChange(deps(), event);
+    expect(fx.writes()).toEqual([]);
+  });
+
+  it('a saved condition not True that the API no longer shows (a health row catching up) is not acted on', async () => {
+    // After a zone comes back, health rows are written a few hundred a commit (healthWritesPerCommit).
+    await seedNode('node1', { ready: 'Unknown', apiReady: 'True' });
+    createPod(fx.api, 'pod1', { nodeName: 'node1' });
+
+    const outcome = await processPodChange(deps(), podChanged(cluster, podOf(fx.api, 'pod1')));
+
+    expect(outcome).toEqual({ kind: 'skipped', reason: 'healthBehindNode' });
+    expect(ready()).toBe('True');
+    expect(fx.writes()).toEqual([]);
+  });
+
+  it('legacy mode: a node the API shows Ready again is neither queued nor its pod deleted', async () => {
+    await seedNode('node1', {
+      ready: 'Unknown',
+      apiReady: 'True',
+      evictionStatus: 'evicted',
+      zoneQueue: true,
+    });
+    createPod(fx.api, 'pod1', { nodeName: 'node1' });
+
+    const outcome = await processPodChange(
+      deps({ legacy: true }),
+      podChanged(cluster, podOf(fx.api, 'pod1')),
+    );
+
+    expect(outcome).toEqual({ kind: 'skipped', reason: 'healthBehindNode' });
+    expect(podOf(fx.api, 'pod1').name).toBe('pod1');
     expect(fx.writes()).toEqual([]);
   });
 

@@ -449,6 +449,7 @@ describe('summaryReason: when a pass is an info line with its metrics, and when 
     ['a digest missing before it (gap over two periods)', { observationGapMs: 10_001 }],
     ['a lost race', { attempts: 2 }],
     ['nodes waiting to register', { waitingToRegister: 3 }],
+    ['health rows still catching up', { healthRowsBehind: 120 }],
     ['the drainer started', { drainerTriggered: true }],
     ['held by lease confirmation', { heldBy: 'waiting' }],
     ['slower than the monitor period', { durationMs: config.nodeMonitorPeriod + 1 }],

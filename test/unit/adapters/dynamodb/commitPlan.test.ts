@@ -74,6 +74,7 @@ function stateWith(change: Partial<ControllerState>): ControllerState {
 
 const nothing: CommitPlan = {
   healthWrites: [],
+  deferredHealth: [],
   zoneStateWrites: [],
   queueWrites: [],
   metaChanged: false,
@@ -437,5 +438,108 @@ describe('planCommit: what a monitor commit writes', () => {
     };
     expect(planCommit(loaded, { state: stateWith({ nodeHealth: counted }), meta })).toEqual(nothing);
     expect(reads).toBe(0);
+  });
+});
+
+describe('planCommit: health-only writes paced (StoreSettings.healthWritesPerCommit)', () => {
+  // Four registered nodes with stored rows; a zone coming back changes every one's Ready condition.
+  const names = ['a', 'b', 'c', 'd'];
+  const four: LoadedState = {
+    ...loaded,
+    state: {
+      ...loaded.state,
+      knownNodes: new Map(names.map((n) => [n, `uid-${n}`])),
+      nodeHealth: new Map(names.map((n) => [n, healthA])),
+    },
+    versions: { ...loaded.versions, health: new Map(names.map((n, i) => [n, i + 1])) },
+  };
+  const allUnknown = (...extra: [string, NodeHealthData][]): ControllerState => ({
+    ...four.state,
+    nodeHealth: new Map([...names.map((n): [string, NodeHealthData] => [n, unknownA]), ...extra]),
+  });
+  const unknownRow = (name: string, expected: number) => ({
+    name,
+    row: { registeredUid: `uid-${name}`, health: unknownA, retry: false },
+    expected,
+  });
+
+  it('writes the first `limit` health-only rows in name order and defers the rest, in order', () => {
+    const plan = planCommit(four, { state: allUnknown(), meta: nextMeta }, { healthWrites: 2 });
+    expect(plan.healthWrites).toEqual([unknownRow('a', 1), unknownRow('b', 2)]);
+    expect(plan.deferredHealth).toEqual(['c', 'd']);
+    expect(plan.fence).toBe(true);
+  });
+
+  it('writes them all when they fit, deferring nothing', () => {
+    const plan = planCommit(four, { state: allUnknown(), meta: nextMeta }, { healthWrites: 4 });
+    expect(plan.healthWrites.map((w) => w.name)).toEqual(['a', 'b', 'c', 'd']);
+    expect(plan.deferredHealth).toEqual([]);
+  });
+
+  it('always writes a registration, a retry mark or an eviction status, beside the limit', () => {
+    const state: ControllerState = {
+      ...allUnknown(['e', healthA]),
+      knownNodes: new Map([...four.state.knownNodes, ['e', 'uid-e']]),
+      nodesToRetry: new Set(['d']),
+    };
+    const plan = planCommit(four, { state, meta: nextMeta }, { healthWrites: 1 });
+    // In no particular order: the rows are written concurrently.
+    expect([...plan.healthWrites].sort((x, y) => x.name.localeCompare(y.name))).toEqual([
+      unknownRow('a', 1),
+      { name: 'd', row: { registeredUid: 'uid-d', health: unknownA, retry: true }, expected: 4 },
+      { name: 'e', row: { registeredUid: 'uid-e', health: healthA, retry: false }, expected: undefined },
+    ]);
+    expect(plan.deferredHealth).toEqual(['b', 'c']);
+  });
+
+  it('a later pass that changes nothing writes the rows left behind (not a quiet commit)', () => {
+    // The warm function's state after the first commit: every node Unknown, c and d not stored yet.
+    const behind: LoadedState = {
+      ...four,
+      state: allUnknown(),
+      versions: {
+        ...four.versions,
+        health: new Map([...four.versions.health, ['a', 11], ['b', 12]]),
+        pendingHealth: ['c', 'd'],
+      },
+    };
+    const plan = planCommit(behind, { state: behind.state, meta: nextMeta }, { healthWrites: 2 });
+    expect(plan.healthWrites).toEqual([unknownRow('c', 3), unknownRow('d', 4)]);
+    expect(plan.deferredHealth).toEqual([]);
+    expect(plan.fence).toBe(true);
+    expect(plan.unchanged).toBe(false);
+  });
+
+  it('rows left behind go before new health-only changes, which queue after them', () => {
+    const behind: LoadedState = {
+      ...four,
+      state: {
+        ...four.state,
+        nodeHealth: new Map([...four.state.nodeHealth, ['c', unknownA], ['d', unknownA]]),
+      },
+      versions: { ...four.versions, pendingHealth: ['d', 'c'] },
+    };
+    const plan = planCommit(behind, { state: allUnknown(), meta: nextMeta }, { healthWrites: 1 });
+    expect(plan.healthWrites).toEqual([unknownRow('d', 4)]);
+    expect(plan.deferredHealth).toEqual(['c', 'a', 'b']);
+  });
+
+  it('a row left behind that now forgets its node is written whatever the limit', () => {
+    const behind: LoadedState = {
+      ...four,
+      state: allUnknown(),
+      versions: { ...four.versions, pendingHealth: ['c', 'd'] },
+    };
+    const knownNodes = new Map(four.state.knownNodes);
+    knownNodes.delete('d');
+    const nodeHealth = new Map(allUnknown().nodeHealth);
+    nodeHealth.delete('d');
+    const plan = planCommit(
+      behind,
+      { state: { ...behind.state, knownNodes, nodeHealth }, meta: nextMeta },
+      { healthWrites: 0 },
+    );
+    expect(plan.healthWrites).toEqual([{ name: 'd', row: { retry: false }, expected: 4 }]);
+    expect(plan.deferredHealth).toEqual(['c']);
   });
 });
