@@ -67,6 +67,7 @@ import {
   masterDisruptionAfter,
   observeDigest,
   passNodes,
+  healthRowsLagUnknown,
   passStartState,
   positionMayWait,
   processedMeta,
@@ -496,7 +497,15 @@ async function passAndCommit(
   const { now } = verdict;
 
   const observation = observeDigest(loaded.meta, digest, verdict, config);
-  const state = passStartState(loaded.state, observation.gapReset, now, config.evictionMode);
+  // Rows a commit left lagging, read by an instance that cannot tell which: upstream's restart.
+  const lagging = healthRowsLagUnknown(loaded.meta, loaded.versions.pendingHealth);
+  if (lagging) {
+    observer.warn('health rows lag the last commit: every node gets a fresh probe, as after a restart', {
+      cluster: config.cluster,
+      healthRowsBehind: loaded.meta.healthRowsBehind,
+    });
+  }
+  const state = passStartState(loaded.state, observation.gapReset || lagging, now, config.evictionMode);
   const executor = passExecutor(deps, loaded, state, now);
   await recordObservation(observer, executor, observation.notes);
 

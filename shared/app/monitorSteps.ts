@@ -11,7 +11,7 @@ import type { EpochMillis, Lease, Node } from '../domain/types.js';
 import type { HeartbeatDigest } from '../events.js';
 import { onFunctionsClock, type DigestVerdict } from '../digestClock.js';
 import type { LogFields } from '../ports/observer.js';
-import type { ClusterMeta } from '../ports/stores.js';
+import type { ClusterMeta, StoreVersions } from '../ports/stores.js';
 import type { ClusterVersionFields } from './clusterVersion.js';
 import type { DecisionDraft } from './decidedWrite.js';
 import type { NodeChecks } from './reconcileNodes.js';
@@ -202,6 +202,21 @@ export function observeDigest(
     });
   }
   return { gapMs, gapReset, relayObservingSince, notes };
+}
+
+/**
+ * The cluster row says the last commit left health rows lagging (StoreSettings.healthWritesPerCommit),
+ * and this state does not know which: a cold load, or a full one after another monitor's commit. A
+ * lagging row may hold a Ready condition or a fresh probe from before the state that was decided on,
+ * and an older probe could mark a node sooner than that state would have. So every node gets a fresh
+ * probe and ready-transition time, as upstream's nodeHealthMap after a controller restart (and as after
+ * an observation gap): silent nodes are then marked a grace period later, never sooner.
+ */
+export function healthRowsLagUnknown(
+  meta: Pick<ClusterMeta, 'healthRowsBehind'>,
+  pendingHealth: StoreVersions['pendingHealth'],
+): boolean {
+  return (meta.healthRowsBehind ?? 0) > 0 && (pendingHealth ?? []).length === 0;
 }
 
 /**

@@ -71,6 +71,11 @@ export interface ClusterMeta {
    */
   readonly committedAt?: EpochMillis;
   /**
+   * How many health rows the last commit left lagging the committed state (read only: the store sets
+   * it, StoreVersions.pendingHealth). A load that finds it set cannot tell which rows lag.
+   */
+  readonly healthRowsBehind?: number;
+  /**
    * The accepted relay term's clock offset: the relay's clock minus the functions', as its digests show
    * it (shared/digestClock.ts). Every digest instant is moved onto the functions' clock by it, so
    * `lastObservedAt` and every stored probe and queue instant are on the functions' clock. Absent on

@@ -67,6 +67,32 @@ export function isNewerNodeCopy(
   return cached.deleted && updatedAtMs >= cached.updatedAtMs + settings.tombstoneTtlSeconds * 1000;
 }
 
+/**
+ * A full load that follows this function's own last commit: the rows it left lagging are read as
+ * stored, older than what it decided; it keeps its own entries for them, and the list.
+ */
+function keepPendingHealth(full: LoadedState, previous: LoadedState): LoadedState {
+  const pending = previous.versions.pendingHealth ?? [];
+  if (pending.length === 0) return full;
+  const nodeHealth = new Map(full.state.nodeHealth);
+  for (const name of pending) {
+    const health = previous.state.nodeHealth.get(name);
+    if (health === undefined) nodeHealth.delete(name);
+    else nodeHealth.set(name, health);
+  }
+  return {
+    ...full,
+    state: { ...full.state, nodeHealth },
+    versions: { ...full.versions, pendingHealth: pending },
+  };
+}
+
+/** The meta without the store's own healthRowsBehind (each commit sets it anew). */
+function withoutBehind(meta: ClusterMeta): ClusterMeta {
+  const { healthRowsBehind: _behind, ...rest } = meta;
+  return rest;
+}
+
 function sortedMap<V>(entries: Iterable<readonly [string, V]>): Map<string, V> {
   return new Map([...entries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
@@ -200,11 +226,13 @@ export class DynamoDbControllerStateStore implements ControllerStateStore {
     const { signal } = opts;
     const { cluster } = previous;
     if (ctx.clock.now() - previous.versions.fullLoadAt >= ctx.settings.fullReloadEveryMs) {
-      const full = await this.load(cluster, opts);
-      // The hourly safety net re-reads the rows, not what this function processed since the row was
-      // written: a position still ahead of it (no monitor committed since) is kept.
-      if (previous.versions.storedMeta === undefined || full.versions.meta !== previous.versions.meta)
-        return full;
+      const loaded = await this.load(cluster, opts);
+      // The hourly safety net re-reads the rows, not what this function processed since they were
+      // written. When no monitor committed since, a position still ahead of the row is kept, and so are
+      // the health entries of rows still lagging (pendingHealth), which the next commits write.
+      if (loaded.versions.meta !== previous.versions.meta) return loaded;
+      const full = keepPendingHealth(loaded, previous);
+      if (previous.versions.storedMeta === undefined) return full;
       return {
         ...full,
         meta: { ...full.meta, ...positionOf(previous.meta) },
@@ -299,7 +327,7 @@ export class DynamoDbControllerStateStore implements ControllerStateStore {
         ...loaded,
         state,
         meta: {
-          ...after.meta,
+          ...withoutBehind(after.meta),
           ...(stored.committedAt !== undefined && { committedAt: stored.committedAt }),
         },
         versions: plan.positionDeferred ? { ...versions, storedMeta: stored } : versions,
@@ -346,11 +374,14 @@ export class DynamoDbControllerStateStore implements ControllerStateStore {
     }
 
     // Processed: only now, after every row of the pass.
+    const behind = plan.deferredHealth.length;
     const { version: metaVersion, at: committedAt } = await this.claimMeta(
       cluster,
       fenced,
       after.meta,
       signal,
+      'processed',
+      behind,
     );
 
     const { storedMeta: _written, ...versions } = loaded.versions;
@@ -358,7 +389,7 @@ export class DynamoDbControllerStateStore implements ControllerStateStore {
       cluster,
       state: { ...state, zoneQueues },
       nodes: loaded.nodes,
-      meta: { ...after.meta, committedAt },
+      meta: { ...withoutBehind(after.meta), committedAt, ...(behind > 0 && { healthRowsBehind: behind }) },
       zones: zoneGauges,
       versions: {
         ...versions,
@@ -424,6 +455,8 @@ export class DynamoDbControllerStateStore implements ControllerStateStore {
     meta: ClusterMeta,
     signal: AbortSignal | undefined,
     phase: 'fence' | 'processed' = 'processed',
+    /** Health rows left lagging (CommitPlan.deferredHealth): a later load must know some do. */
+    healthRowsBehind = 0,
   ): Promise<{ version: number; at: number }> {
     const { ctx } = this;
     const now = ctx.clock.now();
@@ -459,6 +492,7 @@ export class DynamoDbControllerStateStore implements ControllerStateStore {
       clockCandidate: meta.clockCandidate,
       termVerified: meta.termVerified,
       leaseWrittenVersion: meta.leaseWrittenVersion,
+      healthRowsBehind: healthRowsBehind > 0 ? healthRowsBehind : undefined,
       updatedAt: isoString(now),
       updatedAtMs: now,
     });

@@ -209,6 +209,13 @@ describe('ControllerStateStore', () => {
         ?.status.find((c) => c.type === 'Ready')?.status;
     expect(await storedReady('n2b')).toBe('False');
     expect(await storedReady('n3a')).toBe('True');
+    // The cluster row says rows lag (a cold load cannot tell which); the warm state knows them.
+    expect((await db.stores().controllerState.load(cluster)).meta.healthRowsBehind).toBe(2);
+    expect(warm.meta.healthRowsBehind).toBe(2);
+    // The hourly full reload, no other monitor having committed: the lagging rows' entries are kept.
+    const reloaded = await db.stores({ settings: { fullReloadEveryMs: 0 } }).controllerState.refresh(warm);
+    expect(reloaded.versions.pendingHealth).toEqual(['n2c', 'n3a']);
+    expect(decisionRelevant(reloaded.state)).toEqual(decisionRelevant(warm.state));
 
     // Passes that change nothing more write one row each, oldest first, until none is left behind.
     for (const [i, expected] of [
@@ -223,6 +230,8 @@ describe('ControllerStateStore', () => {
     expect(await storedReady('n3a')).toBe('False');
     const cold = await db.stores().controllerState.load(cluster);
     expect(decisionRelevant(cold.state)).toEqual(decisionRelevant(warm.state));
+    expect(cold.meta.healthRowsBehind).toBeUndefined();
+    expect(warm.meta.healthRowsBehind).toBeUndefined();
   });
 
   it('of two commits from the same load, one gets VersionConflictError; retrying from a fresh read converges', async () => {

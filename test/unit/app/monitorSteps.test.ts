@@ -12,6 +12,7 @@ import {
   positionWriteEvery,
   processedMeta,
   summaryReason,
+  healthRowsLagUnknown,
   type DigestObservation,
   type PassFigures,
 } from '../../../shared/app/monitorSteps.js';
@@ -478,5 +479,27 @@ describe("positionMayWait: whether a quiet pass may leave the cluster row's posi
   });
   it('no stored position (the first digest): written', () => {
     expect(positionMayWait({}, true, NOW, config)).toBe(false);
+  });
+});
+
+describe('healthRowsLagUnknown: a load that cannot tell which health rows lag starts as after a restart', () => {
+  it.each<[string, number | undefined, readonly string[] | undefined, boolean]>([
+    ['no row lags', undefined, undefined, false],
+    [
+      'rows lag, and this state knows which (the warm function that deferred them)',
+      3,
+      ['a', 'b', 'c'],
+      false,
+    ],
+    [
+      'rows lag, and this state was loaded (a cold start, or after another monitor committed)',
+      3,
+      undefined,
+      true,
+    ],
+    ['rows lag, and a loaded state has an empty list', 3, [], true],
+  ])('%s', (_name, behind, pendingHealth, want) => {
+    const meta = behind === undefined ? {} : { healthRowsBehind: behind };
+    expect(healthRowsLagUnknown(meta, pendingHealth)).toBe(want);
   });
 });
