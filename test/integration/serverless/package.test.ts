@@ -175,6 +175,20 @@ describe('serverless package (stage test)', () => {
     });
   });
 
+  it("logs JSON at the functions' level, and Lambda's own lines only from WARN (no START/END/REPORT)", () => {
+    const functions = Object.entries(template.Resources).filter(
+      ([, r]) => r.Type === 'AWS::Lambda::Function',
+    );
+    expect(functions.length).toBeGreaterThan(0);
+    for (const [id] of functions) {
+      expect(props(id).LoggingConfig, id).toEqual({
+        LogFormat: 'JSON',
+        ApplicationLogLevel: 'INFO',
+        SystemLogLevel: 'WARN',
+      });
+    }
+  });
+
   it('does not serialize the monitor by concurrency: passes of different clusters run in parallel', () => {
     // One pass per cluster at a time is the pass lease's job (shared/app/passLease.ts).
     expect(props('MonitorNodeHealthLambdaFunction').ReservedConcurrentExecutions).toBeUndefined();
