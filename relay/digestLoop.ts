@@ -11,7 +11,7 @@
 // observation gap, after which the functions give every node a fresh probe.
 import type { EpochMillis, Millis, Node } from '../shared/domain/types.js';
 import type { HeartbeatDigest } from '../shared/events.js';
-import { heartbeatDigestBytes, splitDigest } from '../shared/heartbeatDigest.js';
+import { fitDigest } from '../shared/heartbeatDigest.js';
 import type { Clock } from '../shared/ports/clock.js';
 import type { TrimmedLease } from './informers.js';
 import type { RelayLogger } from './logger.js';
@@ -25,7 +25,7 @@ export interface DigestLoopOptions {
   readonly relayId: string;
   /** The digest period (the controller's --node-monitor-period). */
   readonly nodeMonitorPeriod: Millis;
-  /** Digest part size. */
+  /** The most bytes of a digest's detail in one entry (its entry less Source and DetailType). */
   readonly partMaxBytes: number;
   readonly clock: Clock;
   readonly tracker: ProbeTracker;
@@ -100,14 +100,11 @@ export class DigestLoop {
       leaseResourceVersion: leases.status().resourceVersion,
     });
     this.sequence++;
-    const partMaxBytes = this.options.partMaxBytes;
-    let parts: HeartbeatDigest[];
+    let parts: readonly HeartbeatDigest[];
     let bytes: number;
     try {
-      // One encoding in the common case (it fits); splitDigest measures each part itself otherwise.
-      const whole = heartbeatDigestBytes(digest);
-      parts = whole <= partMaxBytes ? [digest] : splitDigest(digest, partMaxBytes);
-      bytes = parts.length === 1 ? whole : parts.reduce((sum, part) => sum + heartbeatDigestBytes(part), 0);
+      // Plain JSON when it fits, else packed, else with a shard's fingerprints, else in parts.
+      ({ parts, bytes } = fitDigest(digest, this.options.partMaxBytes));
     } catch (error) {
       metrics.eventsDropped.inc({ reason: 'permanent_failure' });
       logger.error('cannot build the heartbeat digest', {
