@@ -19,7 +19,7 @@ import type { ControllerConfig } from '../config.js';
 import { reconcileNodeLabels } from '../domain/nodeLabels.js';
 import { doNoScheduleTaintingPass } from '../domain/taints.js';
 import type { EpochMillis, Millis, Node } from '../domain/types.js';
-import type { HeartbeatDigest, NodeChanged } from '../events.js';
+import { digestChecksFingerprintOf, type HeartbeatDigest, type NodeChanged } from '../events.js';
 import { nodeFingerprint } from '../nodeFingerprint.js';
 import type { ClusterPort } from '../ports/cluster.js';
 import type { Observer } from '../ports/observer.js';
@@ -75,11 +75,12 @@ function memoized(memo: NodeReadMemo, check: NodeCheck, now: EpochMillis): boole
 /**
  * The nodes to read this pass, in name order, at most MaxNodeReadsPerPass: stored copies whose
  * fingerprint differs from the relay's or that the relay does not know (only with a digest that carries
- * fingerprints), then copies that call for a NoSchedule taint or label write. Pure.
+ * fingerprints, and only for the nodes its fingerprintShard covers), then copies that call for a
+ * NoSchedule taint or label write. Pure.
  */
 export function nodesToCheck(
   nodes: ReadonlyMap<string, Node>,
-  digest: Pick<HeartbeatDigest, 'fingerprints'>,
+  digest: Pick<HeartbeatDigest, 'fingerprints' | 'fingerprintShard' | 'probes'>,
   memo: NodeReadMemo,
   now: EpochMillis,
   /** When each copy was stored (the functions' clock); a copy without one counts as settled. */
@@ -89,7 +90,8 @@ export function nodesToCheck(
   const { fingerprints } = digest;
   for (const [name, stored] of nodes) {
     let check: NodeCheck | undefined;
-    if (fingerprints !== undefined) {
+    // A digest with a fingerprintShard says nothing of the probed nodes outside it: the next ones do.
+    if (fingerprints !== undefined && digestChecksFingerprintOf(digest, name)) {
       const relay = fingerprints.get(name);
       if (relay === undefined) check = { kind: 'unknownToRelay', name, stored };
       else if (relay !== nodeFingerprint(stored)) check = { kind: 'fingerprint', name, stored, relay };
