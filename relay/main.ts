@@ -6,7 +6,7 @@
 // Settings: relay/settings.ts (NLC_CLUSTER, NLC_NODE_MONITOR_PERIOD, NLC_NODE_MONITOR_GRACE_PERIOD,
 // NLC_EVENT_BUS_NAME, NLC_EVENTBRIDGE_ENDPOINT, NLC_RELAY_PORT, NLC_RELAY_HOST (127.0.0.1 unless set:
 // the endpoints are served beyond the machine only when asked), NLC_RELAY_LEASE_WATCH_STALL_TIMEOUT,
-// NLC_RELAY_WATCH_STALL_TIMEOUT, POD_NAME, POD_NAMESPACE). Cluster credentials, in order:
+// NLC_RELAY_WATCH_STALL_TIMEOUT, NLC_RELAY_DIGEST_ENTRY_MAX_BYTES, POD_NAME, POD_NAMESPACE). Cluster credentials, in order:
 // --kubeconfig, the NLC_ cluster credential variables (shared/adapters/kubernetes/authConfig.ts), then
 // client-node's default (KUBECONFIG, ~/.kube/config, or the in-cluster service account).
 // Leader election runs when the relay is in a pod (POD_NAMESPACE set) or with --leader-elect, on the
@@ -22,6 +22,7 @@ import { createEventBridgeSink } from '../shared/adapters/eventbridge/eventSink.
 import { loadDefaultKubeConfig, loadKubeConfig } from '../shared/adapters/kubernetes/auth.js';
 import { loadClusterAuth } from '../shared/adapters/kubernetes/authConfig.js';
 import { ConfigError } from '../shared/errors.js';
+import { DigestEntryOverheadBytes } from '../shared/heartbeatDigest.js';
 import type { EventSink } from '../shared/ports/eventSink.js';
 import type { Scheduler } from '../shared/ports/scheduler.js';
 import { startRelayHttpServer, type RelayHttpServer } from './http.js';
@@ -167,6 +168,7 @@ export async function runRelay(options: RunRelayOptions = {}): Promise<RunningRe
     nodeMonitorPeriod: settings.nodeMonitorPeriod,
     leaseWatchStallTimeoutMs: settings.leaseWatchStallTimeout,
     watchStallTimeoutMs: settings.watchStallTimeout,
+    digestPartMaxBytes: settings.digestEntryMaxBytes - DigestEntryOverheadBytes,
     relayId: settings.relayId,
     leaderElection: leaderElect
       ? { namespace: options.leaseNamespace ?? settings.podNamespace ?? 'default', name: RelayLeaseName }

@@ -7,11 +7,13 @@ import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
+import { PutEventsMaxBytes } from '../shared/adapters/eventbridge/putEvents.js';
 import { ownedEnvVars as clusterAuthEnvVars } from '../shared/adapters/kubernetes/authConfig.js';
 import { loadConfig, type ControllerConfig } from '../shared/config.js';
 import { durationSchema, formatDuration } from '../shared/duration.js';
 import type { Millis } from '../shared/domain/types.js';
 import { ConfigError, type ConfigIssue } from '../shared/errors.js';
+import { DefaultDigestEntryMaxBytes } from '../shared/heartbeatDigest.js';
 import { isDNS1123Label, isDNS1123Subdomain } from '../shared/wireFormat.js';
 import {
   DefaultLeaseWatchStallTimeout,
@@ -33,6 +35,8 @@ export const RelayEnv = {
   leaseWatchStallTimeout: 'NLC_RELAY_LEASE_WATCH_STALL_TIMEOUT',
   /** Silence of the node and pod watches taken for a stall (3m; 0: no watchdog on them). */
   watchStallTimeout: 'NLC_RELAY_WATCH_STALL_TIMEOUT',
+  /** The most bytes of a Heartbeat Digest's PutEvents entry (261120; at most 1000000). */
+  digestEntryMaxBytes: 'NLC_RELAY_DIGEST_ENTRY_MAX_BYTES',
   /** The pod's name (Downward API): the leader-election identity and the digests' relayId. */
   podName: 'POD_NAME',
   /** The pod's namespace (Downward API): where the leader-election Lease lives. */
@@ -47,6 +51,7 @@ export const relayOwnedEnvVars: ReadonlySet<string> = new Set([
   RelayEnv.host,
   RelayEnv.leaseWatchStallTimeout,
   RelayEnv.watchStallTimeout,
+  RelayEnv.digestEntryMaxBytes,
   ...clusterAuthEnvVars,
 ]);
 
@@ -62,6 +67,11 @@ export interface RelaySettings {
   readonly leaseWatchStallTimeout: Millis;
   /** The same for the node and pod watches; 0: no watchdog on them. */
   readonly watchStallTimeout: Millis;
+  /**
+   * The most bytes of a digest's entry as EventBridge counts it (Source, DetailType and Detail): over it
+   * the digest is packed, sends a shard of its fingerprints, or is split (shared/heartbeatDigest.ts).
+   */
+  readonly digestEntryMaxBytes: number;
   /** POD_NAME, or hostname_uuid outside a pod (client-go's convention for a unique identity). */
   readonly relayId: string;
   readonly podNamespace: string | undefined;
@@ -96,6 +106,26 @@ export const DefaultRelayHost = '127.0.0.1';
 const Host = z
   .string()
   .refine((value) => isIP(value) !== 0, { error: 'expected an IP address such as 127.0.0.1 or 0.0.0.0' });
+
+/**
+ * The smallest digest entry allowed: one 64 KB billing chunk. Smaller would only split digests that
+ * every partition takes whole.
+ */
+export const MinDigestEntryMaxBytes = 64 * 1024;
+const DigestEntryMaxBytes = z
+  .string()
+  .regex(/^\d{1,9}$/, { error: 'expected a number of bytes, digits only' })
+  .transform(Number)
+  .pipe(
+    z
+      .int()
+      .min(MinDigestEntryMaxBytes, {
+        error: `expected at least ${MinDigestEntryMaxBytes} (one 64 KB billing chunk)`,
+      })
+      .max(PutEventsMaxBytes, {
+        error: `expected at most ${PutEventsMaxBytes} (what PutEvents takes in one request, since EventBridge's 1 MB entries of 29 January 2026; 261120 fits the 256 KB of partitions without them)`,
+      }),
+  );
 
 /**
  * Shorter lease stall timeouts would take a one-node cluster's 10 s renewals (jittered by 4 %, plus
@@ -222,6 +252,11 @@ export function loadRelaySettings(
         `sends a bookmark about every minute), got ${JSON.stringify(watchStallRaw)}`,
     });
   }
+  const digestEntryRaw = read(RelayEnv.digestEntryMaxBytes);
+  const digestEntryMaxBytes =
+    digestEntryRaw === undefined
+      ? DefaultDigestEntryMaxBytes
+      : check(RelayEnv.digestEntryMaxBytes, DigestEntryMaxBytes, digestEntryRaw);
   const podName = read(RelayEnv.podName);
   if (podName !== undefined && !isDNS1123Subdomain(podName)) {
     issues.push({ path: RelayEnv.podName, message: `expected a pod name, got ${JSON.stringify(podName)}` });
@@ -238,7 +273,8 @@ export function loadRelaySettings(
     controller === undefined ||
     port === undefined ||
     host === undefined ||
-    watchStall === undefined
+    watchStall === undefined ||
+    digestEntryMaxBytes === undefined
   )
     throw new ConfigError(issues);
   return {
@@ -250,6 +286,7 @@ export function loadRelaySettings(
     host,
     leaseWatchStallTimeout: leaseStall ?? defaultLeaseWatchStallTimeout(controller),
     watchStallTimeout: watchStall,
+    digestEntryMaxBytes,
     relayId: podName ?? `${hostname()}_${randomUUID()}`,
     podNamespace,
   };

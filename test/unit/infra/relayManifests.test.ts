@@ -11,6 +11,9 @@ import {
 } from '../../../scripts/validate-manifests.js';
 import { NodeLeaseNamespace } from '../../../relay/informers.js';
 import { RelayLeaseName } from '../../../relay/main.js';
+import { loadRelaySettings } from '../../../relay/settings.js';
+import { PutEventsMaxBytes } from '../../../shared/adapters/eventbridge/putEvents.js';
+import { DefaultDigestEntryMaxBytes } from '../../../shared/heartbeatDigest.js';
 
 const infra = (path: string): string => fileURLToPath(new URL(`../../../infra/${path}`, import.meta.url));
 
@@ -155,6 +158,14 @@ describe('the relay sizes (docs/relay.md#sizing)', () => {
     expect(containerOf(patch).name).toBe(containerOf(find('Deployment', 'nlc-relay')).name);
     const kustomization = await readFile(infra('relay-large/kustomization.yaml'), 'utf8');
     expect(kustomization).toMatch(/resources:\s*\n\s*- \.\.\/relay\n/);
+  });
+
+  it('sends 1 MB digest entries in the large size, the 256 KB-safe default in the base', async () => {
+    const entryMax = (container: Container) =>
+      loadRelaySettings(Object.fromEntries((container.env ?? []).map((e) => [e.name, e.value])))
+        .digestEntryMaxBytes;
+    expect(entryMax(containerOf(await largePatch()))).toBe(PutEventsMaxBytes);
+    expect(entryMax(containerOf(find('Deployment', 'nlc-relay')))).toBe(DefaultDigestEntryMaxBytes);
   });
 
   // Resident memory runs about 100 MiB above the old space (semi-spaces, code, buffers: bench/relay.ts

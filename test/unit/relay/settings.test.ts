@@ -3,7 +3,9 @@
 import { describe, expect, it } from 'vitest';
 import { checkLeaderElectionTimings, DefaultLeaderElectionTimings } from '../../../relay/leaderElection.js';
 import { loadRelaySettings, relayOwnedEnvVars } from '../../../relay/settings.js';
+import { PutEventsMaxBytes } from '../../../shared/adapters/eventbridge/putEvents.js';
 import { ConfigError } from '../../../shared/errors.js';
+import { DefaultDigestEntryMaxBytes } from '../../../shared/heartbeatDigest.js';
 
 describe('loadRelaySettings', () => {
   it('reads the relay variables next to the controller settings it shares', () => {
@@ -17,6 +19,7 @@ describe('loadRelaySettings', () => {
         NLC_RELAY_HOST: '0.0.0.0',
         NLC_RELAY_LEASE_WATCH_STALL_TIMEOUT: '18s',
         NLC_RELAY_WATCH_STALL_TIMEOUT: '5m',
+        NLC_RELAY_DIGEST_ENTRY_MAX_BYTES: '1000000',
         NLC_KUBECONFIG: '/etc/nlc/kubeconfig', // the cluster credentials' own variable: not unknown here
         POD_NAME: 'nlc-relay-6f9c7d8b5-x2k4q',
         POD_NAMESPACE: 'nlc-system',
@@ -31,6 +34,7 @@ describe('loadRelaySettings', () => {
       host: '0.0.0.0',
       leaseWatchStallTimeout: 18_000,
       watchStallTimeout: 300_000,
+      digestEntryMaxBytes: 1_000_000,
       relayId: 'nlc-relay-6f9c7d8b5-x2k4q',
       podNamespace: 'nlc-system',
     });
@@ -103,7 +107,43 @@ describe('loadRelaySettings', () => {
       'NLC_RELAY_HOST',
       'NLC_RELAY_LEASE_WATCH_STALL_TIMEOUT',
       'NLC_RELAY_WATCH_STALL_TIMEOUT',
+      'NLC_RELAY_DIGEST_ENTRY_MAX_BYTES',
     ]);
+  });
+});
+
+describe('the digest entry size', () => {
+  const issues = (env: Record<string, string>): string[] => {
+    try {
+      loadRelaySettings(env);
+    } catch (error) {
+      if (error instanceof ConfigError) return error.issues.map((i) => `${i.path}: ${i.message}`);
+      throw error;
+    }
+    return [];
+  };
+
+  it("defaults to 255 KiB, which every partition's entry limit takes", () => {
+    expect(loadRelaySettings({}).digestEntryMaxBytes).toBe(261_120);
+    expect(loadRelaySettings({}).digestEntryMaxBytes).toBe(DefaultDigestEntryMaxBytes);
+  });
+
+  it('takes any size from one billing chunk to what PutEvents accepts', () => {
+    expect(loadRelaySettings({ NLC_RELAY_DIGEST_ENTRY_MAX_BYTES: '65536' }).digestEntryMaxBytes).toBe(65_536);
+    expect(loadRelaySettings({ NLC_RELAY_DIGEST_ENTRY_MAX_BYTES: ' 1000000 ' }).digestEntryMaxBytes).toBe(
+      PutEventsMaxBytes,
+    );
+  });
+
+  it.each([
+    ['1000001', /^NLC_RELAY_DIGEST_ENTRY_MAX_BYTES: expected at most 1000000 \(what PutEvents takes/],
+    ['1048576', /^NLC_RELAY_DIGEST_ENTRY_MAX_BYTES: expected at most 1000000/],
+    ['65535', /^NLC_RELAY_DIGEST_ENTRY_MAX_BYTES: expected at least 65536 \(one 64 KB billing chunk\)$/],
+    ['1MB', /^NLC_RELAY_DIGEST_ENTRY_MAX_BYTES: expected a number of bytes, digits only$/],
+    ['-1', /^NLC_RELAY_DIGEST_ENTRY_MAX_BYTES: expected a number of bytes, digits only$/],
+    ['1e6', /^NLC_RELAY_DIGEST_ENTRY_MAX_BYTES: expected a number of bytes, digits only$/],
+  ])('rejects %s, naming the variable', (value, want) => {
+    expect(issues({ NLC_RELAY_DIGEST_ENTRY_MAX_BYTES: value })).toEqual([expect.stringMatching(want)]);
   });
 });
 
