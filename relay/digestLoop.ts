@@ -18,13 +18,18 @@ import type { RelayLogger } from './logger.js';
 import type { DigestSkipReason, RelayMetrics } from './metrics.js';
 import type { Publisher } from './publisher.js';
 import type { Reflector } from './reflector.js';
-import { buildDigest, type ProbeTracker } from './shaping.js';
+import { buildDigest, digestUrgency, type ProbeTracker } from './shaping.js';
 
 export interface DigestLoopOptions {
   readonly cluster: string;
   readonly relayId: string;
   /** The digest period (the controller's --node-monitor-period). */
   readonly nodeMonitorPeriod: Millis;
+  /**
+   * How often a digest goes out while nothing is going on (digestUrgency): every node Ready and
+   * renewing, nothing changed. Absent or at most nodeMonitorPeriod: every period.
+   */
+  readonly quietPeriod?: Millis;
   /** The most bytes of a digest's detail in one entry (its entry less Source and DetailType). */
   readonly partMaxBytes: number;
   readonly clock: Clock;
@@ -46,6 +51,8 @@ export class DigestLoop {
   private sequence = 0;
   private lastTickAt: EpochMillis | undefined;
   private skipping: { reason: DigestSkipReason; since: EpochMillis; skipped: number } | undefined;
+  /** When the last digest went out in this term, and the tracker's change count then. */
+  private lastSent: { at: EpochMillis; changes: number } | undefined;
 
   constructor(private readonly options: DigestLoopOptions) {}
 
@@ -59,6 +66,25 @@ export class DigestLoop {
     this.sequence = 0;
     this.lastTickAt = undefined;
     this.skipping = undefined;
+    this.lastSent = undefined;
+  }
+
+  /** The quiet period, when longer than the monitor period (else no digest ever waits). */
+  private get quietPeriod(): Millis | undefined {
+    const { quietPeriod, nodeMonitorPeriod } = this.options;
+    return quietPeriod !== undefined && quietPeriod > nodeMonitorPeriod ? quietPeriod : undefined;
+  }
+
+  /**
+   * Whether the digest due now may wait: a quiet period, a digest sent in this term less than that
+   * long ago (to the nearest tick: half a period of timer jitter), and nothing urgent.
+   */
+  private mayWait(now: EpochMillis): boolean {
+    const quiet = this.quietPeriod;
+    const last = this.lastSent;
+    if (quiet === undefined || last === undefined) return false;
+    if (now - last.at + this.options.nodeMonitorPeriod / 2 >= quiet) return false;
+    return digestUrgency(this.options.tracker, now, last.changes) === undefined;
   }
 
   /** The digest due now, handed to the publisher (its publish), or nothing when none may be sent. */
@@ -86,6 +112,10 @@ export class DigestLoop {
       });
       this.skipping = undefined;
     }
+    if (this.mayWait(now)) {
+      metrics.digestsQuiet.inc();
+      return undefined;
+    }
     // Since when this process has observed the node Leases: both lists done (a standby's informers run
     // before it leads, so a takeover keeps its history). A restarted relay starts again.
     const observingSince = Math.max(nodes.status().syncedAt ?? now, leases.status().syncedAt ?? now);
@@ -98,8 +128,10 @@ export class DigestLoop {
       observingSince,
       // For the functions' lease circuit breaker: how far this relay's view of the Leases reaches.
       leaseResourceVersion: leases.status().resourceVersion,
+      ...(this.quietPeriod !== undefined && { quietPeriodMs: this.quietPeriod }),
     });
     this.sequence++;
+    this.lastSent = { at: now, changes: this.options.tracker.changes };
     let parts: readonly HeartbeatDigest[];
     let bytes: number;
     try {

@@ -166,6 +166,7 @@ export async function runRelay(options: RunRelayOptions = {}): Promise<RunningRe
     sink,
     scheduler,
     nodeMonitorPeriod: settings.nodeMonitorPeriod,
+    quietDigestPeriod: settings.quietDigestPeriod,
     leaseWatchStallTimeoutMs: settings.leaseWatchStallTimeout,
     watchStallTimeoutMs: settings.watchStallTimeout,
     digestPartMaxBytes: settings.digestEntryMaxBytes - DigestEntryOverheadBytes,

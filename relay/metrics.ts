@@ -73,6 +73,11 @@ export class RelayMetrics {
     labelNames: ['resource'] as const,
     registers: [this.registry],
   });
+  readonly digestsQuiet = new Counter({
+    name: 'nlc_relay_digests_quiet_total',
+    help: 'Digest ticks with no digest sent because nothing was going on and the quiet period had not passed (relay.md, "Quiet digests").',
+    registers: [this.registry],
+  });
   readonly digestsSkipped = new Counter({
     name: 'nlc_relay_digests_skipped_total',
     help: 'Heartbeat Digests not sent because the relay could not vouch for the silence they would report (lease_watch_interrupted, lease_watch_stalled, late_timer).',

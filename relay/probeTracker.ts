@@ -39,18 +39,26 @@ export interface TrackedNode {
   leaseResourceVersion?: string;
   /** The node's Ready condition was `Unknown` when last seen (marked: nothing left to confirm). */
   readyUnknown: boolean;
+  /** The node's Ready condition was not `True` (or absent) when last seen: the passes act on it. */
+  notReady: boolean;
 }
 
 /** One entry per node currently known (seen by observeNodeStatus and not forgotten): bounded memory. */
 export interface ProbeTracker {
   readonly nodes: Map<string, TrackedNode>;
+  /**
+   * Counts the changes the functions act on in a pass: a node added or forgotten, its copy's
+   * fingerprint or its readiness changed. The digest loop compares it with its value at the last
+   * digest sent (digestUrgency).
+   */
+  changes: number;
 }
 
 /** What an observation did: recorded a probe, set a baseline, nothing, or ignored an unknown node. */
 export type ProbeObservation = 'probe' | 'baseline' | 'unchanged' | 'unknownNode';
 
 export function newProbeTracker(): ProbeTracker {
-  return { nodes: new Map() };
+  return { nodes: new Map(), changes: 0 };
 }
 
 function recordProbe(entry: TrackedNode, now: EpochMillis): 'probe' {
@@ -68,19 +76,23 @@ export function observeNodeStatus(tracker: ProbeTracker, node: Node, now: EpochM
   const ready = getNodeCondition(node.conditions, NodeReady);
   const heartbeat = ready?.lastHeartbeatTime;
   const readyUnknown = ready?.status === 'Unknown';
+  const notReady = ready?.status !== 'True';
   const entry = tracker.nodes.get(node.name);
   const fingerprint = nodeFingerprint(node);
   if (entry === undefined) {
+    tracker.changes++;
     tracker.nodes.set(
       node.name,
       heartbeat === undefined
-        ? { fingerprint, readyUnknown }
-        : { readyHeartbeatTime: heartbeat, fingerprint, readyUnknown },
+        ? { fingerprint, readyUnknown, notReady }
+        : { readyHeartbeatTime: heartbeat, fingerprint, readyUnknown, notReady },
     );
     return 'baseline';
   }
+  if (entry.fingerprint !== fingerprint || entry.notReady !== notReady) tracker.changes++;
   entry.fingerprint = fingerprint;
   entry.readyUnknown = readyUnknown;
+  entry.notReady = notReady;
   if (heartbeat === entry.readyHeartbeatTime) return 'unchanged';
   entry.readyHeartbeatTime = heartbeat;
   // The Ready condition (or its heartbeat) disappearing is not a sign of life.
@@ -117,7 +129,34 @@ export function observeLease(
 
 /** The node was deleted: drop everything about it (a node re-created with the name starts afresh). */
 export function forgetNode(tracker: ProbeTracker, nodeName: string): boolean {
-  return tracker.nodes.delete(nodeName);
+  const forgotten = tracker.nodes.delete(nodeName);
+  if (forgotten) tracker.changes++;
+  return forgotten;
+}
+
+/** Why the next digest cannot wait for the quiet period (digestUrgency). */
+export type DigestUrgency = 'nodeChanged' | 'nodeNotReady' | 'nodeSilent' | 'nodeUnprobed';
+
+/**
+ * Whether the functions' next pass has anything to do sooner than the quiet period: a change since the
+ * last digest sent (`changesSent`: tracker.changes then), a node not Ready (its taints, queues and zone
+ * state are the passes' work), a node without a renewal for LeaseVersionsAfterMs (going silent: from
+ * then on the functions must see it every nodeMonitorPeriod, as upstream's loop does), or one never
+ * probed. Undefined: every node is Ready and renewing, and nothing changed. Pure.
+ */
+export function digestUrgency(
+  tracker: ProbeTracker,
+  now: EpochMillis,
+  changesSent: number,
+): DigestUrgency | undefined {
+  if (tracker.changes !== changesSent) return 'nodeChanged';
+  const silentSince = now - LeaseVersionsAfterMs;
+  for (const entry of tracker.nodes.values()) {
+    if (entry.notReady) return 'nodeNotReady';
+    if (entry.probedAt === undefined) return 'nodeUnprobed';
+    if (entry.probedAt <= silentSince) return 'nodeSilent';
+  }
+  return undefined;
 }
 
 export interface DigestIdentity {
@@ -142,6 +181,8 @@ export interface DigestIdentity {
    * characters, which the contract cannot carry).
    */
   readonly leaseResourceVersion?: string;
+  /** The relay's quiet period, when it has one longer than nodeMonitorPeriod (digestLoop.ts). */
+  readonly quietPeriodMs?: number;
 }
 
 /**
@@ -194,5 +235,6 @@ export function buildDigest(tracker: ProbeTracker, identity: DigestIdentity): He
     fingerprints,
     ...(leaseVersions.size > 0 && { leaseVersions }),
     ...(synced && { leaseResourceVersion }),
+    ...(identity.quietPeriodMs !== undefined && { quietPeriodMs: identity.quietPeriodMs }),
   };
 }

@@ -80,6 +80,11 @@ export interface RelayOptions {
   readonly scheduler: Scheduler;
   /** The digest period (the controller's --node-monitor-period). */
   readonly nodeMonitorPeriod: Millis;
+  /**
+   * How often a digest goes out while nothing is going on (digestLoop.ts). Absent: every period (the
+   * relay process sets NLC_RELAY_QUIET_DIGEST_PERIOD, 15 s by default).
+   */
+  readonly quietDigestPeriod?: Millis;
   /** This replica's identity: the leader-election holder and the digests' relayId (the pod name). */
   readonly relayId: string;
   /**
@@ -383,6 +388,7 @@ export function createRelay(options: RelayOptions): Relay {
     cluster,
     relayId,
     nodeMonitorPeriod: options.nodeMonitorPeriod,
+    ...(options.quietDigestPeriod !== undefined && { quietPeriod: options.quietDigestPeriod }),
     partMaxBytes,
     clock: scheduler,
     tracker,

@@ -37,6 +37,8 @@ export const RelayEnv = {
   watchStallTimeout: 'NLC_RELAY_WATCH_STALL_TIMEOUT',
   /** The most bytes of a Heartbeat Digest's PutEvents entry (261120; at most 1000000). */
   digestEntryMaxBytes: 'NLC_RELAY_DIGEST_ENTRY_MAX_BYTES',
+  /** How often a digest goes out while nothing is going on (15s; 0: every nodeMonitorPeriod). */
+  quietDigestPeriod: 'NLC_RELAY_QUIET_DIGEST_PERIOD',
   /** The pod's name (Downward API): the leader-election identity and the digests' relayId. */
   podName: 'POD_NAME',
   /** The pod's namespace (Downward API): where the leader-election Lease lives. */
@@ -52,6 +54,7 @@ export const relayOwnedEnvVars: ReadonlySet<string> = new Set([
   RelayEnv.leaseWatchStallTimeout,
   RelayEnv.watchStallTimeout,
   RelayEnv.digestEntryMaxBytes,
+  RelayEnv.quietDigestPeriod,
   ...clusterAuthEnvVars,
 ]);
 
@@ -72,6 +75,11 @@ export interface RelaySettings {
    * the digest is packed, sends a shard of its fingerprints, or is split (shared/heartbeatDigest.ts).
    */
   readonly digestEntryMaxBytes: number;
+  /**
+   * How often a digest goes out while every node is Ready and renewing and nothing changed
+   * (digestLoop.ts); nodeMonitorPeriod: every period.
+   */
+  readonly quietDigestPeriod: Millis;
   /** POD_NAME, or hostname_uuid outside a pod (client-go's convention for a unique identity). */
   readonly relayId: string;
   readonly podNamespace: string | undefined;
@@ -163,6 +171,20 @@ export function defaultLeaseWatchStallTimeout(
     MinLeaseWatchStallTimeout,
     Math.min(DefaultLeaseWatchStallTimeout, maxLeaseWatchStallTimeout(config)),
   );
+}
+
+/** The quiet digest period when none is set. */
+export const DefaultQuietDigestPeriod: Millis = 15_000;
+
+/**
+ * The longest quiet digest period: a third of the grace period. The functions take a digest missing
+ * for longer than the grace period as an observation gap; at a third, two quiet digests lost in a row
+ * still are not one.
+ *
+ * @example maxQuietDigestPeriod({ nodeMonitorGracePeriod: 50_000 }); // 16666
+ */
+export function maxQuietDigestPeriod(config: Pick<ControllerConfig, 'nodeMonitorGracePeriod'>): Millis {
+  return Math.floor(config.nodeMonitorGracePeriod / 3);
 }
 
 /**
@@ -257,6 +279,34 @@ export function loadRelaySettings(
     digestEntryRaw === undefined
       ? DefaultDigestEntryMaxBytes
       : check(RelayEnv.digestEntryMaxBytes, DigestEntryMaxBytes, digestEntryRaw);
+  const quietRaw = read(RelayEnv.quietDigestPeriod);
+  let quietDigestPeriod =
+    quietRaw === undefined
+      ? undefined
+      : check(RelayEnv.quietDigestPeriod, durationSchema('nonNegative'), quietRaw);
+  if (controller !== undefined) {
+    const max = maxQuietDigestPeriod(controller);
+    if (quietDigestPeriod === undefined && quietRaw === undefined) {
+      quietDigestPeriod = Math.max(controller.nodeMonitorPeriod, Math.min(DefaultQuietDigestPeriod, max));
+    } else if (quietDigestPeriod === 0) {
+      quietDigestPeriod = controller.nodeMonitorPeriod;
+    } else if (quietDigestPeriod !== undefined && quietDigestPeriod < controller.nodeMonitorPeriod) {
+      issues.push({
+        path: RelayEnv.quietDigestPeriod,
+        message:
+          `expected 0 (a digest every period) or at least nodeMonitorPeriod ` +
+          `(${formatDuration(controller.nodeMonitorPeriod)}), got ${JSON.stringify(quietRaw)}`,
+      });
+    } else if (quietDigestPeriod !== undefined && quietDigestPeriod > max) {
+      issues.push({
+        path: RelayEnv.quietDigestPeriod,
+        message:
+          `${formatDuration(quietDigestPeriod)} is over a third of nodeMonitorGracePeriod ` +
+          `(${formatDuration(controller.nodeMonitorGracePeriod)}): at most ${formatDuration(max)}, so that ` +
+          `two quiet digests lost in a row are not taken for an observation gap`,
+      });
+    }
+  }
   const podName = read(RelayEnv.podName);
   if (podName !== undefined && !isDNS1123Subdomain(podName)) {
     issues.push({ path: RelayEnv.podName, message: `expected a pod name, got ${JSON.stringify(podName)}` });
@@ -274,7 +324,8 @@ export function loadRelaySettings(
     port === undefined ||
     host === undefined ||
     watchStall === undefined ||
-    digestEntryMaxBytes === undefined
+    digestEntryMaxBytes === undefined ||
+    quietDigestPeriod === undefined
   )
     throw new ConfigError(issues);
   return {
@@ -287,6 +338,7 @@ export function loadRelaySettings(
     leaseWatchStallTimeout: leaseStall ?? defaultLeaseWatchStallTimeout(controller),
     watchStallTimeout: watchStall,
     digestEntryMaxBytes,
+    quietDigestPeriod,
     relayId: podName ?? `${hostname()}_${randomUUID()}`,
     podNamespace,
   };

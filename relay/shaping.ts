@@ -35,11 +35,13 @@ export {
 } from '../shared/adapters/kubernetes/mapping.js';
 export {
   buildDigest,
+  digestUrgency,
   forgetNode,
   newProbeTracker,
   observeLease,
   observeNodeStatus,
   type DigestIdentity,
+  type DigestUrgency,
   type ProbeObservation,
   type ProbeTracker,
   type TrackedNode,

@@ -195,6 +195,9 @@ export function fingerprintMapIsValid(value: unknown): value is Map<string, stri
   return true;
 }
 
+/** A quiet period: a whole number of milliseconds, at most an hour (a relay clamps it far lower). */
+const QuietPeriodMs = z.int().min(1).max(3_600_000);
+
 const PartSchema = z
   .object({ index: NonNegativeInt, count: z.int().min(1) })
   .refine((part) => part.index < part.count, { path: ['index'], error: 'expected an index below count' });
@@ -352,6 +355,12 @@ const HeartbeatDigestV1 = z
     leaseVersions: LeaseVersionsWire.optional(),
     /** The resourceVersion the relay's lease informer has synced up to. Optional (relays before it). */
     leaseResourceVersion: ResourceVersion.optional(),
+    /**
+     * The relay's quiet period: while every node is Ready and renewing and nothing changed, it sends a
+     * digest this often instead of every nodeMonitorPeriod (relay.md, "Quiet digests"); the functions
+     * expect the next digest within it (nextDigestWithin). Optional (absent: every nodeMonitorPeriod).
+     */
+    quietPeriodMs: QuietPeriodMs.optional(),
   })
   .superRefine((wire, ctx) => {
     const { observedAt, fingerprints, fingerprintShard, packed } = wire;
@@ -509,6 +518,12 @@ const HeartbeatDigestDomain = z
      * event's or bookmark's); absent before its first list and from relays before it.
      */
     leaseResourceVersion: ResourceVersion.optional(),
+    /**
+     * The relay's quiet period: while every node is Ready and renewing and nothing changed, it sends a
+     * digest this often instead of every nodeMonitorPeriod (relay.md, "Quiet digests"); the functions
+     * expect the next digest within it (nextDigestWithin). Optional (absent: every nodeMonitorPeriod).
+     */
+    quietPeriodMs: QuietPeriodMs.optional(),
     /** How it travels: its per-node fields packed (the wire's `packed`). Nothing else changes. */
     packed: z.literal(true).optional(),
   })

@@ -147,7 +147,12 @@ async function drain(ctx: RunContext, input: FunctionInput): Promise<Step> {
   const trigger = input.kind === 'invoke' ? input.invocation.reason : 'schedule';
   return drainerSteps(deps, {
     now: () => deps.clock.now(),
-    budgetMs: drainerWaitBudget(trigger, deps.config, ctx.remainingMs()),
+    budgetMs: drainerWaitBudget(
+      trigger,
+      deps.config,
+      ctx.remainingMs(),
+      input.kind === 'invoke' ? input.invocation.nextPassWithinMs : undefined,
+    ),
   });
 }
 

@@ -84,6 +84,11 @@ export const DrainerInvocation = z.object({
   source: z.literal('nlc.monitor'),
   cluster: z.string().min(1),
   reason: z.enum(['monitorPass', 'scheduledCheck']),
+  /**
+   * How long until the monitor's next pass (its digest's nextDigestWithin): the run waits for items due
+   * within it. Absent: nodeMonitorPeriod (monitors before it).
+   */
+  nextPassWithinMs: z.int().min(1).max(3_600_000).optional(),
 });
 export type DrainerInvocation = z.output<typeof DrainerInvocation>;
 

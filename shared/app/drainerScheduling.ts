@@ -11,8 +11,10 @@ import { done, type Step } from './steps.js';
 export type DrainerTrigger = 'schedule' | DrainerInvocation['reason'];
 
 /**
- * How long a run may wait for the next due item before it returns. A run the monitor started waits at
- * most one nodeMonitorPeriod: the next pass starts another when something is due within its period. A
+ * How long a run may wait for the next due item before it returns. A run the monitor started waits
+ * until the monitor's next pass at most (`nextPassWithin`: nodeMonitorPeriod, or the relay's quiet
+ * period when the digest said so, capped at a third of the grace period): that pass starts another
+ * when something is due within its own period. A
  * run of the drainer's own schedule may wait until shortly before its deadline, so that a drainer is
  * waiting while the digests (and so the monitor's runs) are missing. `remainingMs`: the invocation's
  * remaining time; a run keeps `DrainerSafetyMarginMs` of it for its last pass.
@@ -21,11 +23,29 @@ export type DrainerTrigger = 'schedule' | DrainerInvocation['reason'];
  */
 export function drainerWaitBudget(
   trigger: DrainerTrigger,
-  config: Pick<ControllerConfig, 'nodeMonitorPeriod'>,
+  config: Pick<ControllerConfig, 'nodeMonitorPeriod' | 'nodeMonitorGracePeriod'>,
   remainingMs: Millis,
+  nextPassWithin?: Millis,
 ): Millis {
   const available = Math.max(0, remainingMs - DrainerSafetyMarginMs);
-  return trigger === 'schedule' ? available : Math.min(config.nodeMonitorPeriod, available);
+  if (trigger === 'schedule') return available;
+  return Math.min(clampNextPassWithin(nextPassWithin, config), available);
+}
+
+/**
+ * When the monitor's next pass is due as a digest says (its quietPeriodMs) or a drainer invocation
+ * passes it on: never sooner than nodeMonitorPeriod, never later than a third of the grace period (what
+ * a relay may claim: relay.md, "Quiet digests"), whatever the event says.
+ *
+ * @example clampNextPassWithin(15_000, { nodeMonitorPeriod: 5_000, nodeMonitorGracePeriod: 50_000 }) // 15000
+ */
+export function clampNextPassWithin(
+  claimed: Millis | undefined,
+  config: Pick<ControllerConfig, 'nodeMonitorPeriod' | 'nodeMonitorGracePeriod'>,
+): Millis {
+  const period = config.nodeMonitorPeriod;
+  const most = Math.max(period, Math.floor(config.nodeMonitorGracePeriod / 3));
+  return Math.min(most, Math.max(period, claimed ?? period));
 }
 
 /** Time a run keeps for its last pass after a wait (a drain of a zone and some pod deletions). */

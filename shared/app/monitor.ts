@@ -38,7 +38,7 @@ import {
 } from '../domain/monitorNodeHealth.js';
 import { upstreamBehaviour } from '../domain/upstreamVersion.js';
 import { nextHandOutAt } from '../domain/rateLimitedTimedQueue.js';
-import type { EpochMillis, Lease, Node } from '../domain/types.js';
+import type { EpochMillis, Lease, Millis, Node } from '../domain/types.js';
 import { EventParseError, VersionConflictError } from '../errors.js';
 import type { HeartbeatDigest } from '../events.js';
 import { judgeDigest, type DigestClockState, type DigestVerdict, type TermCheck } from '../digestClock.js';
@@ -48,6 +48,7 @@ import type { ClusterPort } from '../ports/cluster.js';
 import type { Observer } from '../ports/observer.js';
 import type { ClusterMeta, LoadedState, StateAfterPass, StateStores } from '../ports/stores.js';
 import { DecidingExecutor } from './decisions.js';
+import { clampNextPassWithin } from './drainerScheduling.js';
 import { refreshClusterVersion } from './clusterVersion.js';
 import { confirmLeases, type LeaseConfirmation } from './leaseConfirmation.js';
 import type { TriggerDrainer } from './drainer.js';
@@ -569,7 +570,9 @@ async function passAndCommit(
   });
   await afterCommit(deps, executor, loaded, options, { read, pass, before: state, now });
 
-  const drainerTriggered = await triggerDrainerIfDue(deps, committed, now);
+  // The relay's quiet period, if its digest has one: the next pass may be that far away.
+  const nextPassWithin = clampNextPassWithin(digest.quietPeriodMs, config);
+  const drainerTriggered = await triggerDrainerIfDue(deps, committed, now, nextPassWithin);
   const summary = passSummary(config.cluster, digest, now, observation, options, {
     nodes: read.nodes.length,
     changes: executor.recorded.length,
@@ -585,7 +588,7 @@ async function passAndCommit(
   });
   // A steady pass is a debug line; one that did or saw something, and the first of each minute, are
   // info lines with the pass's metrics (docs/monitor.md#log-lines).
-  const reason = summaryReason(summary, loaded.meta.lastObservedAt, now, config);
+  const reason = summaryReason(summary, loaded.meta.lastObservedAt, now, config, nextPassWithin);
   reportPassHealth(deps, loaded, pass, {
     gapMs: observation.gapMs,
     passMs,
@@ -970,10 +973,11 @@ async function triggerDrainerIfDue(
   deps: MonitorDeps,
   committed: LoadedState,
   now: EpochMillis,
+  /** Until the next pass (clampNextPassWithin): what is due before it is this pass's to start. */
+  horizon: Millis,
 ): Promise<boolean> {
   const { config, stores, observer, triggerDrainer, signal, clock } = deps;
   if (triggerDrainer === undefined) return false;
-  const horizon = config.nodeMonitorPeriod;
   const zones = [...committed.state.zoneQueues]
     .filter(([, queue]) => {
       const at = nextHandOutAt(queue, now - 1);
@@ -992,7 +996,12 @@ async function triggerDrainerIfDue(
   }
   if (zones.length === 0 && podEvictionsDue === 0) return false;
   try {
-    await triggerDrainer({ source: 'nlc.monitor', cluster: config.cluster, reason: 'monitorPass' });
+    await triggerDrainer({
+      source: 'nlc.monitor',
+      cluster: config.cluster,
+      reason: 'monitorPass',
+      ...(horizon > config.nodeMonitorPeriod && { nextPassWithinMs: horizon }),
+    });
   } catch (error) {
     observer.warn('could not start the eviction drainer; its schedule will run it', {
       cluster: config.cluster,

@@ -7,7 +7,7 @@ import type { ControllerConfig } from '../config.js';
 import { ClusterSubject } from '../decisionContract.js';
 import type { ControllerState } from '../domain/controllerState.js';
 import type { MonitorPassResult } from '../domain/monitorNodeHealth.js';
-import type { EpochMillis, Lease, Node } from '../domain/types.js';
+import type { EpochMillis, Lease, Millis, Node } from '../domain/types.js';
 import type { HeartbeatDigest } from '../events.js';
 import { onFunctionsClock, type DigestVerdict } from '../digestClock.js';
 import type { LogFields } from '../ports/observer.js';
@@ -332,12 +332,15 @@ export function summaryReason(
   previousObservedAt: EpochMillis | undefined,
   now: EpochMillis,
   config: Pick<ControllerConfig, 'nodeMonitorPeriod'>,
+  /** The digests' period as this one states it (the relay's quiet period): a gap of two is no miss. */
+  digestPeriod: Millis = config.nodeMonitorPeriod,
 ): 'changed' | 'minute' | undefined {
   const period = config.nodeMonitorPeriod;
+  const expectedGap = Math.max(period, digestPeriod);
   if (
     pass.changes > 0 ||
     pass.observationGapReset ||
-    (pass.observationGapMs ?? 0) > 2 * period ||
+    (pass.observationGapMs ?? 0) > 2 * expectedGap ||
     pass.attempts > 1 ||
     (pass.waitingToRegister ?? 0) > 0 ||
     (pass.healthRowsBehind ?? 0) > 0 ||

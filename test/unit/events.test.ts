@@ -561,6 +561,18 @@ describe('Powertools parser compatibility', () => {
 });
 
 describe('Heartbeat Digest encoding', () => {
+  it("carries the relay's quiet period as it is, and refuses one that is not a positive whole number of ms", () => {
+    const d = digest({ worker1: 5 }, { quietPeriodMs: 15_000 });
+    const wire = encodeDetail({ detailType: HeartbeatDigestDetailType, detail: d });
+    expect(wire).toMatchObject({ quietPeriodMs: 15_000 });
+    expect(parseHeartbeatDigest(wire)).toEqual(d);
+    for (const bad of [0, -1, 1.5, '15s', 3_600_001]) {
+      const result = HeartbeatDigestDetail.safeParse({ ...(wire as object), quietPeriodMs: bad });
+      expect(result.success, String(bad)).toBe(false);
+      expect(result.error?.issues.map((i) => i.path.join('.'))).toContain('quietPeriodMs');
+    }
+  });
+
   it('groups names by domain, prefix and suffix, with ages before observedAt', () => {
     const d = digest({
       'ip-10-0-1-2.eu-west-1.compute.internal': 10,

@@ -457,6 +457,18 @@ describe('summaryReason: when a pass is an info line with its metrics, and when 
   ])('%s: changed', (_name, figures) => {
     expect(summaryReason({ ...quiet, ...figures }, previous, at, config)).toBe('changed');
   });
+  it("with the relay's quiet period, a gap of two of them is quiet and a longer one is a digest missing", () => {
+    const period = 15_000;
+    expect(
+      summaryReason({ ...quiet, observationGapMs: 2 * period }, previous, at, config, period),
+    ).toBeUndefined();
+    expect(summaryReason({ ...quiet, observationGapMs: 2 * period + 1 }, previous, at, config, period)).toBe(
+      'changed',
+    );
+    // Slower than the monitor period is still measured against the monitor period.
+    const slow = { ...quiet, durationMs: config.nodeMonitorPeriod + 1 };
+    expect(summaryReason(slow, previous, at, config, period)).toBe('changed');
+  });
   it('a gap of exactly two periods (one digest late, none missing) is quiet', () => {
     expect(
       summaryReason({ ...quiet, observationGapMs: 2 * config.nodeMonitorPeriod }, previous, at, config),

@@ -20,6 +20,7 @@ describe('loadRelaySettings', () => {
         NLC_RELAY_LEASE_WATCH_STALL_TIMEOUT: '18s',
         NLC_RELAY_WATCH_STALL_TIMEOUT: '5m',
         NLC_RELAY_DIGEST_ENTRY_MAX_BYTES: '1000000',
+        NLC_RELAY_QUIET_DIGEST_PERIOD: '12s',
         NLC_KUBECONFIG: '/etc/nlc/kubeconfig', // the cluster credentials' own variable: not unknown here
         POD_NAME: 'nlc-relay-6f9c7d8b5-x2k4q',
         POD_NAMESPACE: 'nlc-system',
@@ -35,6 +36,7 @@ describe('loadRelaySettings', () => {
       leaseWatchStallTimeout: 18_000,
       watchStallTimeout: 300_000,
       digestEntryMaxBytes: 1_000_000,
+      quietDigestPeriod: 12_000,
       relayId: 'nlc-relay-6f9c7d8b5-x2k4q',
       podNamespace: 'nlc-system',
     });
@@ -108,6 +110,7 @@ describe('loadRelaySettings', () => {
       'NLC_RELAY_LEASE_WATCH_STALL_TIMEOUT',
       'NLC_RELAY_WATCH_STALL_TIMEOUT',
       'NLC_RELAY_DIGEST_ENTRY_MAX_BYTES',
+      'NLC_RELAY_QUIET_DIGEST_PERIOD',
     ]);
   });
 });
