@@ -2,8 +2,9 @@
 // shared/app/drainer.ts) against the real DynamoDB stores on dynalite:
 //   npx tsx bench/monitorCost.ts [nodes ...]     (default: 1000 5000)
 //
-// Healthy nodes renew their lease every 10 s; the relay sends one Heartbeat Digest every 5 s (12 a
-// minute). For each size: seed the node cache (as node-taints would), run the first pass and the next
+// Healthy nodes renew their lease every 10 s; in steady state (every node Ready and renewing) the
+// relay sends one Heartbeat Digest every quiet period, 15 s (4 a minute; docs/relay.md#quiet-digests),
+// instead of every 5 s. For each size: seed the node cache (as node-taints would), run the first pass and the next
 // ones until every node is registered (MaxRegistrationsPerPass a pass, docs/monitor.md#registration),
 // let the zones settle, then measure one minute of warm passes (the function kept its LoadedState), one cold
 // pass (a full load after a cold start), one drainer run and one scheduled check. A digest too large
@@ -46,7 +47,11 @@ const PRICE = {
   customMetricPerMonth: 0.3, // CloudWatch, first 10,000 metrics
 } as const;
 const MINUTES_PER_MONTH = 30 * 24 * 60;
-const PASSES_PER_MINUTE = 12; // nodeMonitorPeriod 5 s
+/** The relay's NLC_RELAY_QUIET_DIGEST_PERIOD (its default): a steady cluster's digest period. */
+const QUIET_PERIOD_MS = 15_000;
+const PASSES_PER_MINUTE = 60_000 / QUIET_PERIOD_MS;
+/** Lambda's START/END/REPORT lines: none at serverless.yml's lambdaSystemLogLevel WARN (its default). */
+const PLATFORM_LOG_BYTES_PER_INVOCATION = 0;
 const CHUNK = 64 * 1024;
 const MONITOR_MEMORY_GB = 1; // serverless.yml monitorMemorySize
 const DRAINER_MEMORY_GB = 0.5; // serverless.yml memorySize
@@ -239,9 +244,9 @@ async function run(nodeCount: number) {
   triggers = 0;
   let lastDigest = digestAt(now);
   for (let i = 0; i < PASSES_PER_MINUTE; i++) {
-    now += 5_000;
+    now += QUIET_PERIOD_MS;
     wall = now;
-    lastDigest = digestAt(now);
+    lastDigest = { ...digestAt(now), quietPeriodMs: QUIET_PERIOD_MS };
     const digest = lastDigest;
     await step('steady pass, warm', () => inParts(digest, { cache }));
   }
@@ -249,11 +254,13 @@ async function run(nodeCount: number) {
   const monitorLogBreakdown = observer.breakdown();
   const steadyTriggers = triggers;
   const apiCalls = fake.requestCount + fake.effects.length - requestsBefore;
-  now += 5_000;
+  now += QUIET_PERIOD_MS;
   wall = now;
   // A new function instance: it loads everything for the digest's first part and keeps it for the
   // others (its own cache, empty at first).
-  await step('steady pass, cold (full load)', () => inParts(digestAt(now), { cache: new Map() }));
+  await step('steady pass, cold (full load)', () =>
+    inParts({ ...digestAt(now), quietPeriodMs: QUIET_PERIOD_MS }, { cache: new Map() }),
+  );
   observer.reset();
   await step('drainer run, nothing queued', () =>
     runDrainer(
@@ -430,8 +437,7 @@ for (const nodeCount of sizes.length > 0 ? sizes : [1_000, 5_000]) {
     r.monitorLogBytesPerMinute * MINUTES_PER_MONTH +
     r.checkLogBytes * MINUTES_PER_MONTH +
     r.drainerLogBytes * drainerInvocations +
-    // Lambda's own START/END/REPORT lines, about 350 bytes per invocation.
-    350 * (monitorInvocations + drainerInvocations);
+    PLATFORM_LOG_BYTES_PER_INVOCATION * (monitorInvocations + drainerInvocations);
   const logs = (logBytes / 1024 ** 3) * PRICE.logsIngestedPerGb;
   const total = putEvents + dynamo + lambda + logs;
   console.log(
