@@ -49,6 +49,11 @@ export async function startLocalRelay(options: LocalRelayOptions): Promise<Local
   const env = {
     [CONFIG_KEYS.cluster.envVar]: config.cluster,
     [CONFIG_KEYS.nodeMonitorPeriod.envVar]: formatConfigValue('nodeMonitorPeriod', config.nodeMonitorPeriod),
+    // The functions' grace period: it bounds the relay's quiet digest period (relay.md, "Quiet digests").
+    [CONFIG_KEYS.nodeMonitorGracePeriod.envVar]: formatConfigValue(
+      'nodeMonitorGracePeriod',
+      config.nodeMonitorGracePeriod,
+    ),
     [RelayEnv.eventBusName]: options.busName,
     [RelayEnv.eventBridgeEndpoint]: options.eventBridgeEndpoint,
     AWS_REGION: 'us-east-1',

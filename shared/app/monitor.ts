@@ -70,6 +70,7 @@ import {
   passNodes,
   healthRowsLagUnknown,
   passStartState,
+  quietPeriodTooLong,
   positionMayWait,
   processedMeta,
   summaryReason,
@@ -572,6 +573,15 @@ async function passAndCommit(
 
   // The relay's quiet period, if its digest has one: the next pass may be that far away.
   const nextPassWithin = clampNextPassWithin(digest.quietPeriodMs, config);
+  const tooLong = quietPeriodTooLong(digest, config);
+  if (tooLong !== undefined) {
+    observer.warn('relay quiet period too long for this grace period', {
+      cluster: config.cluster,
+      ...tooLong,
+      nodeMonitorGracePeriodMs: config.nodeMonitorGracePeriod,
+      fix: "set the relay's NLC_NODE_MONITOR_GRACE_PERIOD to the functions' value",
+    });
+  }
   const drainerTriggered = await triggerDrainerIfDue(deps, committed, now, nextPassWithin);
   const summary = passSummary(config.cluster, digest, now, observation, options, {
     nodes: read.nodes.length,

@@ -205,6 +205,21 @@ export function observeDigest(
 }
 
 /**
+ * A relay whose quiet period is over a third of this grace period (its NLC_NODE_MONITOR_GRACE_PERIOD is
+ * not the functions'): quiet gaps may then pass the grace period and be taken for observation gaps,
+ * every node a fresh probe, and a silent node marked late. The functions cannot make the relay send
+ * sooner; they say so. Undefined when the period fits (or there is none).
+ */
+export function quietPeriodTooLong(
+  digest: Pick<HeartbeatDigest, 'quietPeriodMs'>,
+  config: Pick<ControllerConfig, 'nodeMonitorGracePeriod'>,
+): { readonly quietPeriodMs: number; readonly mostMs: number } | undefined {
+  const most = Math.floor(config.nodeMonitorGracePeriod / 3);
+  const quiet = digest.quietPeriodMs;
+  return quiet !== undefined && quiet > most ? { quietPeriodMs: quiet, mostMs: most } : undefined;
+}
+
+/**
  * The cluster row says the last commit left health rows lagging (StoreSettings.healthWritesPerCommit),
  * and this state does not know which: a cold load, or a full one after another monitor's commit. A
  * lagging row may hold a Ready condition or a fresh probe from before the state that was decided on,

@@ -13,6 +13,7 @@ import {
   processedMeta,
   summaryReason,
   healthRowsLagUnknown,
+  quietPeriodTooLong,
   type DigestObservation,
   type PassFigures,
 } from '../../../shared/app/monitorSteps.js';
@@ -513,5 +514,19 @@ describe('healthRowsLagUnknown: a load that cannot tell which health rows lag st
   ])('%s', (_name, behind, pendingHealth, want) => {
     const meta = behind === undefined ? {} : { healthRowsBehind: behind };
     expect(healthRowsLagUnknown(meta, pendingHealth)).toBe(want);
+  });
+});
+
+describe("quietPeriodTooLong: a relay's quiet period over a third of the functions' grace period", () => {
+  it.each<[string, number | undefined, number, boolean]>([
+    ['no quiet period', undefined, 50_000, false],
+    ['15 s with the default 50 s grace', 15_000, 50_000, false],
+    ['a third of the grace exactly', 16_666, 50_000, false],
+    ['15 s beside functions with a 10 s grace (the relay left at 50 s)', 15_000, 10_000, true],
+  ])('%s', (_name, quietPeriodMs, grace, want) => {
+    const digest = quietPeriodMs === undefined ? {} : { quietPeriodMs };
+    const got = quietPeriodTooLong(digest, { nodeMonitorGracePeriod: grace });
+    expect(got !== undefined).toBe(want);
+    if (want) expect(got).toEqual({ quietPeriodMs, mostMs: Math.floor(grace / 3) });
   });
 });
