@@ -36,6 +36,7 @@ import { nodeFingerprint } from '../shared/nodeFingerprint.js';
 import type { LoadedState } from '../shared/ports/stores.js';
 import { startDynamoDb } from '../test/helpers/dynamodb.js';
 import { benchClusterPort, eksNode, seedNodeCache, steadyDigests, t0 } from './eksNodes.js';
+import { markingSpan } from './massFailureSummary.js';
 
 const args = process.argv.slice(2);
 const value = (name: string): string | undefined => {
@@ -431,14 +432,12 @@ if (options.json) {
       ...marking.map((row) => row.nodesWru / Math.max(1, (row.wallMs + row.apiMs) / 1000)),
     );
     // Stopped early (--max-marking-passes): the marking rate so far, extrapolated to the whole zone.
-    const first = marking[0];
-    const last = marking.at(-1);
-    const markedSoFar = marking.reduce((n, row) => n + row.marked, 0);
+    const measured = markingSpan(r);
     const span =
-      r.lastMarked !== undefined && r.firstDue !== undefined
-        ? `${fmt((r.lastMarked - r.firstDue) / 1000)} s`
-        : first !== undefined && last !== undefined && markedSoFar > 0
-          ? `≈ ${fmt((((last.at + last.wallMs + last.apiMs - first.at) / markedSoFar) * r.failed) / 1000)} s (extrapolated from ${fmt(markedSoFar)} marked)`
+      measured.kind === 'measured'
+        ? `${fmt(measured.seconds)} s`
+        : measured.kind === 'extrapolated'
+          ? `≈ ${fmt(measured.seconds)} s (extrapolated from ${fmt(measured.markedSoFar)} marked)`
           : 'n/a';
     console.log(
       `| ${r.qps} / ${r.config.kubeApiBurst} | ${fmt(passApiBudget(r.config))} | ${marking.length} | ${span} | ${fmt((slowest?.wallMs ?? 0) / 1000, 1)} + ${fmt((slowest?.apiMs ?? 0) / 1000, 1)} s | ${fmt(Math.max(...marking.map((row) => row.apiRequests)))} | ${fmt(Math.max(...marking.map((row) => row.wru)))} (${fmt(Math.max(...marking.map((row) => row.nodesWru)))}) | ${fmt(wcu)} of ${fmt(PARTITION_WCU)} | ${fmt(r.nodeTaintsWru)} | ${fmt(r.heapPeak)} MiB | ${r.notMarked} |`,
