@@ -1,6 +1,7 @@
 // What the monitor costs in steady state, measured by running the real services (shared/app/monitor.ts,
 // shared/app/drainer.ts) against the real DynamoDB stores on dynalite:
-//   npx tsx bench/monitorCost.ts [nodes ...]     (default: 1000 5000)
+//   npx tsx bench/monitorCost.ts [nodes ...] [--json]     (default: 1000 5000)
+//   (--json: one JSON document of the same figures, unrounded, instead of Markdown, for bench/scale.ts)
 //
 // Healthy nodes renew their lease every 10 s; in steady state (every node Ready and renewing) the
 // relay sends one Heartbeat Digest every quiet period, 15 s (4 a minute; docs/relay.md#quiet-digests),
@@ -16,6 +17,7 @@
 // that returns nothing, where DynamoDB bills every read request at least 0.5 (eventually consistent) or
 // 1 RRU; the "billed" column counts each read request as at least that (an upper bound).
 import { performance } from 'node:perf_hooks';
+import { getHeapStatistics } from 'node:v8';
 import { CapacityCounter, type CapacitySnapshot } from '../shared/adapters/dynamodb/index.js';
 import { runDrainer } from '../shared/app/drainer.js';
 import {
@@ -128,6 +130,8 @@ interface Row {
   readonly wallMs: number;
   /** CPU time of this process meanwhile (the services and dynalite: an upper bound for the services'). */
   readonly cpuMs: number;
+  /** V8 heap in use as the step ends (dynalite's included), as bench/massFailure.ts samples it. */
+  readonly heapMiB: number;
 }
 
 /**
@@ -213,6 +217,7 @@ async function run(nodeCount: number) {
       used: CapacityCounter.difference(stores.capacity.snapshot(), before),
       wallMs: performance.now() - started,
       cpuMs: (spent.user + spent.system) / 1000,
+      heapMiB: getHeapStatistics().used_heap_size / 2 ** 20,
     });
     return result;
   };
@@ -302,110 +307,46 @@ async function run(nodeCount: number) {
 const FIRST_PASS = `first pass (registers up to ${MaxRegistrationsPerPass.toLocaleString('en-US')} nodes)`;
 const REGISTRATION_PASS = 'registration pass';
 
-const fmt = (n: number, digits = 2): string =>
-  n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
-const sizes = process.argv
-  .slice(2)
-  .map(Number)
-  .filter((n) => n > 0);
-console.log('Prices (us-east-1, list):', JSON.stringify(PRICE));
-for (const nodeCount of sizes.length > 0 ? sizes : [1_000, 5_000]) {
-  const r = await run(nodeCount);
+/** A step's figures as --json prints them. */
+const rowJson = (row: Row) => ({
+  label: row.label,
+  readUnits: row.used.readUnits,
+  billedReadUnits: billedReads(row.used),
+  writeUnits: row.used.writeUnits,
+  requests: row.used.requests,
+  wallMs: row.wallMs,
+  cpuMs: row.cpuMs,
+  lambdaMs: billedMs(row),
+  heapMiB: row.heapMiB,
+});
+
+/** Every figure of one size: what the Markdown prints, and what --json prints. */
+function summarize(nodeCount: number, r: Awaited<ReturnType<typeof run>>) {
   const warm = r.rows.filter((row) => row.label === 'steady pass, warm');
   const cold = r.rows.find((row) => row.label.startsWith('steady pass, cold'));
   const drainer = r.rows.find((row) => row.label.startsWith('drainer'));
   const check = r.rows.find((row) => row.label === 'scheduled check');
   const avg = (f: (row: Row) => number, xs: readonly Row[] = warm): number =>
     xs.reduce((a, x) => a + f(x), 0) / xs.length;
-  console.log(`\n## ${nodeCount.toLocaleString('en-US')} healthy nodes, 3 zones, steady state`);
-  console.log(
-    '| step | RRU measured | RRU billed (≤) | WRU | requests | wall ms (this machine) | CPU ms | Lambda ms (CPU + 5 ms a request) |',
-  );
-  console.log('|---|---|---|---|---|---|---|---|');
-  const line = (row: Row): void => {
-    console.log(
-      `| ${row.label} | ${fmt(row.used.readUnits, 1)} | ${fmt(billedReads(row.used), 1)} | ${fmt(row.used.writeUnits, 1)} | ${row.used.requests} | ${fmt(row.wallMs, 0)} | ${fmt(row.cpuMs, 0)} | ${fmt(billedMs(row), 0)} |`,
-    );
-  };
   const registering = r.rows.filter((row) => row.label === FIRST_PASS || row.label === REGISTRATION_PASS);
-  for (const row of registering.slice(0, 1)) line(row);
   const rest = registering.slice(1);
-  if (rest.length > 0) {
-    const slowest = rest.reduce((a, b) => (b.wallMs > a.wallMs ? b : a));
-    line({ ...slowest, label: `slowest of the ${rest.length} registration passes after it` });
-    const sum = (f: (row: Row) => number): number => registering.reduce((a, x) => a + f(x), 0);
-    console.log(
-      `| every registering pass (${registering.length}, ${(registering.length - 1) * 5} s of digests) | ${fmt(
-        sum((x) => x.used.readUnits),
-        1,
-      )} | ${fmt(
-        sum((x) => billedReads(x.used)),
-        1,
-      )} | ${fmt(
-        sum((x) => x.used.writeUnits),
-        1,
-      )} | ${sum((x) => x.used.requests)} | ${fmt(
-        sum((x) => x.wallMs),
-        0,
-      )} | ${fmt(
-        sum((x) => x.cpuMs),
-        0,
-      )} | ${fmt(sum(billedMs), 0)} |`,
-    );
-  }
-  for (const row of r.rows.filter((x) => !registering.includes(x) && x.label !== 'steady pass, warm'))
-    line(row);
-  for (const row of warm.slice(0, 1)) line(row);
-  console.log(
-    `| steady pass, warm (mean of ${warm.length}) | ${fmt(
-      avg((x) => x.used.readUnits),
-      1,
-    )} | ${fmt(
-      avg((x) => billedReads(x.used)),
-      1,
-    )} | ${fmt(
-      avg((x) => x.used.writeUnits),
-      1,
-    )} | ${fmt(
-      avg((x) => x.used.requests),
-      1,
-    )} | ${fmt(
-      avg((x) => x.wallMs),
-      0,
-    )} | ${fmt(
-      avg((x) => x.cpuMs),
-      0,
-    )} | ${fmt(avg(billedMs), 0)} |`,
-  );
-  console.log(`API calls in steady state: ${r.apiCalls}; drainer triggers after passes: ${r.triggers}`);
+  const slowest = rest.length > 0 ? rest.reduce((a, b) => (b.wallMs > a.wallMs ? b : a)) : undefined;
+  const sum = (f: (row: Row) => number): number => registering.reduce((a, x) => a + f(x), 0);
   const sumOps = (xs: readonly Row[]): Record<string, number> => {
     const ops: Record<string, number> = {};
     for (const x of xs)
       for (const [op, n] of Object.entries(x.used.byOperation)) ops[op] = (ops[op] ?? 0) + n;
     return ops;
   };
-  const perTable = (xs: readonly Row[]): string => {
-    const tables = new Map<string, { r: number; w: number; n: number }>();
-    for (const x of xs)
-      for (const [t, c] of Object.entries(x.used.byTable)) {
-        const e = tables.get(t) ?? { r: 0, w: 0, n: 0 };
-        e.r += c.readUnits;
-        e.w += c.writeUnits;
-        e.n += c.requests;
-        tables.set(t, e);
-      }
-    return [...tables]
-      .filter(([, e]) => e.n > 0)
-      .map(([t, e]) => `${t.replace(/^.*-/, '')} ${e.n} req/${fmt(e.r, 1)} RRU/${fmt(e.w, 1)} WRU`)
-      .join(', ');
-  };
-  console.log(
-    `DynamoDB over the ${warm.length} warm passes: ${Object.entries(sumOps(warm))
-      .filter(([, n]) => n > 0)
-      .map(([op, n]) => `${op} ${n}`)
-      .join(', ')}; by table: ${perTable(warm)}`,
-  );
-  console.log(`Monitor log per minute of warm passes: ${r.monitorLogBreakdown}`);
+  const tables = new Map<string, { r: number; w: number; n: number }>();
+  for (const x of warm)
+    for (const [t, c] of Object.entries(x.used.byTable)) {
+      const e = tables.get(t) ?? { r: 0, w: 0, n: 0 };
+      e.r += c.readUnits;
+      e.w += c.writeUnits;
+      e.n += c.requests;
+      tables.set(t, e);
+    }
 
   // Per month.
   const passes = PASSES_PER_MINUTE * MINUTES_PER_MONTH;
@@ -440,26 +381,177 @@ for (const nodeCount of sizes.length > 0 ? sizes : [1_000, 5_000]) {
     PLATFORM_LOG_BYTES_PER_INVOCATION * (monitorInvocations + drainerInvocations);
   const logs = (logBytes / 1024 ** 3) * PRICE.logsIngestedPerGb;
   const total = putEvents + dynamo + lambda + logs;
+  const zoneMetrics = 3 * 4; // zone_health, zone_size, unhealthy_nodes, evictions_total per zone
+  const globalMetrics = 5;
+  return {
+    nodes: nodeCount,
+    warm,
+    cold,
+    drainer,
+    check,
+    registering,
+    slowestRegistration: slowest,
+    registeringTotal: {
+      passes: registering.length,
+      digestSeconds: (registering.length - 1) * 5,
+      readUnits: sum((x) => x.used.readUnits),
+      billedReadUnits: sum((x) => billedReads(x.used)),
+      writeUnits: sum((x) => x.used.writeUnits),
+      requests: sum((x) => x.used.requests),
+      wallMs: sum((x) => x.wallMs),
+      cpuMs: sum((x) => x.cpuMs),
+      lambdaMs: sum(billedMs),
+    },
+    warmMean: {
+      passes: warm.length,
+      readUnits: avg((x) => x.used.readUnits),
+      billedReadUnits: avg((x) => billedReads(x.used)),
+      writeUnits: avg((x) => x.used.writeUnits),
+      requests: avg((x) => x.used.requests),
+      wallMs: avg((x) => x.wallMs),
+      cpuMs: avg((x) => x.cpuMs),
+      lambdaMs: avg(billedMs),
+      heapMiBMax: Math.max(...warm.map((x) => x.heapMiB)),
+    },
+    apiCalls: r.apiCalls,
+    drainerTriggers: r.triggers,
+    warmDynamoDb: {
+      byOperation: Object.fromEntries(Object.entries(sumOps(warm)).filter(([, n]) => n > 0)),
+      byTable: Object.fromEntries(
+        [...tables]
+          .filter(([, e]) => e.n > 0)
+          .map(([t, e]) => [t.replace(/^.*-/, ''), { requests: e.n, readUnits: e.r, writeUnits: e.w }]),
+      ),
+    },
+    monitorLog: { bytesPerMinute: r.monitorLogBytesPerMinute, breakdown: r.monitorLogBreakdown },
+    putEvents: {
+      entriesPerMinute,
+      entryBytes: r.entryBytes,
+      bytesPerMinute,
+      chunksPerDigest,
+    },
+    monthly: {
+      putEventsChunks: passes * chunksPerDigest,
+      putEventsUsd: putEvents,
+      readUnits: rru,
+      writeUnits: wru,
+      dynamoDbUsd: dynamo,
+      lambdaRequests: monitorInvocations + drainerInvocations,
+      lambdaGbSeconds: gbSeconds,
+      lambdaUsd: lambda,
+      logBytes,
+      logsUsd: logs,
+      totalUsd: total,
+      usdPerThousandNodes: total / (nodeCount / 1000),
+    },
+    customMetrics: {
+      count: zoneMetrics + globalMetrics,
+      usdPerMonth: (zoneMetrics + globalMetrics) * PRICE.customMetricPerMonth,
+    },
+  };
+}
+
+const fmt = (n: number, digits = 2): string =>
+  n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+
+function printMarkdown(s: ReturnType<typeof summarize>): void {
+  const { warm, registering } = s;
+  console.log(`\n## ${s.nodes.toLocaleString('en-US')} healthy nodes, 3 zones, steady state`);
   console.log(
-    `PutEvents: ${entriesPerMinute} entries/min (${r.entryBytes.length} part(s) of ${r.entryBytes.map((b) => b.toLocaleString('en-US')).join(', ')} bytes), ` +
-      `${fmt(bytesPerMinute / 1024, 1)} KiB/min, ${chunksPerDigest} billed 64 KB chunk(s) per digest`,
+    '| step | RRU measured | RRU billed (≤) | WRU | requests | wall ms (this machine) | CPU ms | Lambda ms (CPU + 5 ms a request) |',
+  );
+  console.log('|---|---|---|---|---|---|---|---|');
+  const line = (row: Row): void => {
+    console.log(
+      `| ${row.label} | ${fmt(row.used.readUnits, 1)} | ${fmt(billedReads(row.used), 1)} | ${fmt(row.used.writeUnits, 1)} | ${row.used.requests} | ${fmt(row.wallMs, 0)} | ${fmt(row.cpuMs, 0)} | ${fmt(billedMs(row), 0)} |`,
+    );
+  };
+  for (const row of registering.slice(0, 1)) line(row);
+  if (s.slowestRegistration !== undefined) {
+    const t = s.registeringTotal;
+    line({
+      ...s.slowestRegistration,
+      label: `slowest of the ${registering.length - 1} registration passes after it`,
+    });
+    console.log(
+      `| every registering pass (${t.passes}, ${t.digestSeconds} s of digests) | ${fmt(t.readUnits, 1)} | ${fmt(
+        t.billedReadUnits,
+        1,
+      )} | ${fmt(t.writeUnits, 1)} | ${t.requests} | ${fmt(t.wallMs, 0)} | ${fmt(t.cpuMs, 0)} | ${fmt(t.lambdaMs, 0)} |`,
+    );
+  }
+  for (const row of [s.cold, s.drainer, s.check]) if (row !== undefined) line(row);
+  for (const row of warm.slice(0, 1)) line(row);
+  const m = s.warmMean;
+  console.log(
+    `| steady pass, warm (mean of ${m.passes}) | ${fmt(m.readUnits, 1)} | ${fmt(m.billedReadUnits, 1)} | ${fmt(
+      m.writeUnits,
+      1,
+    )} | ${fmt(m.requests, 1)} | ${fmt(m.wallMs, 0)} | ${fmt(m.cpuMs, 0)} | ${fmt(m.lambdaMs, 0)} |`,
+  );
+  console.log(
+    `API calls in steady state: ${s.apiCalls}; drainer triggers after passes: ${s.drainerTriggers}`,
+  );
+  console.log(
+    `DynamoDB over the ${warm.length} warm passes: ${Object.entries(s.warmDynamoDb.byOperation)
+      .map(([op, n]) => `${op} ${n}`)
+      .join(', ')}; by table: ${Object.entries(s.warmDynamoDb.byTable)
+      .map(([t, e]) => `${t} ${e.requests} req/${fmt(e.readUnits, 1)} RRU/${fmt(e.writeUnits, 1)} WRU`)
+      .join(', ')}`,
+  );
+  console.log(`Monitor log per minute of warm passes: ${s.monitorLog.breakdown}`);
+  const p = s.putEvents;
+  const month = s.monthly;
+  console.log(
+    `PutEvents: ${p.entriesPerMinute} entries/min (${p.entryBytes.length} part(s) of ${p.entryBytes.map((b) => b.toLocaleString('en-US')).join(', ')} bytes), ` +
+      `${fmt(p.bytesPerMinute / 1024, 1)} KiB/min, ${p.chunksPerDigest} billed 64 KB chunk(s) per digest`,
   );
   console.log('| component (per month) | quantity | US$ |');
   console.log('|---|---|---|');
   console.log(
-    `| PutEvents (relay → bus) | ${fmt((passes * chunksPerDigest) / 1e6, 3)} M chunks | ${fmt(putEvents)} |`,
-  );
-  console.log(`| DynamoDB | ${fmt(rru / 1e6, 3)} M RRU + ${fmt(wru / 1e6, 3)} M WRU | ${fmt(dynamo)} |`);
-  console.log(
-    `| Lambda (monitor ${MONITOR_MEMORY_GB * 1024} MB, drainer ${DRAINER_MEMORY_GB * 1024} MB, arm64) | ${fmt((monitorInvocations + drainerInvocations) / 1e6, 3)} M requests, ${fmt(gbSeconds, 0)} GB-s | ${fmt(lambda)} |`,
+    `| PutEvents (relay → bus) | ${fmt(month.putEventsChunks / 1e6, 3)} M chunks | ${fmt(month.putEventsUsd)} |`,
   );
   console.log(
-    `| CloudWatch Logs ingestion (incl. EMF) | ${fmt(logBytes / 1024 ** 3, 3)} GB | ${fmt(logs)} |`,
+    `| DynamoDB | ${fmt(month.readUnits / 1e6, 3)} M RRU + ${fmt(month.writeUnits / 1e6, 3)} M WRU | ${fmt(month.dynamoDbUsd)} |`,
   );
-  console.log(`| **total** | | **${fmt(total)}** (US$${fmt(total / (nodeCount / 1000))} per 1,000 nodes) |`);
-  const zoneMetrics = 3 * 4; // zone_health, zone_size, unhealthy_nodes, evictions_total per zone
-  const globalMetrics = 5;
   console.log(
-    `CloudWatch custom metrics (fixed, separate): 3 zones × 4 + ${globalMetrics} = ${zoneMetrics + globalMetrics} metrics, US$${fmt((zoneMetrics + globalMetrics) * PRICE.customMetricPerMonth)} a month`,
+    `| Lambda (monitor ${MONITOR_MEMORY_GB * 1024} MB, drainer ${DRAINER_MEMORY_GB * 1024} MB, arm64) | ${fmt(month.lambdaRequests / 1e6, 3)} M requests, ${fmt(month.lambdaGbSeconds, 0)} GB-s | ${fmt(month.lambdaUsd)} |`,
+  );
+  console.log(
+    `| CloudWatch Logs ingestion (incl. EMF) | ${fmt(month.logBytes / 1024 ** 3, 3)} GB | ${fmt(month.logsUsd)} |`,
+  );
+  console.log(
+    `| **total** | | **${fmt(month.totalUsd)}** (US$${fmt(month.usdPerThousandNodes)} per 1,000 nodes) |`,
+  );
+  console.log(
+    `CloudWatch custom metrics (fixed, separate): 3 zones × 4 + 5 = ${s.customMetrics.count} metrics, US$${fmt(s.customMetrics.usdPerMonth)} a month`,
   );
 }
+
+const args = process.argv.slice(2);
+const json = args.includes('--json');
+const sizes = args.map(Number).filter((n) => n > 0);
+if (!json) console.log('Prices (us-east-1, list):', JSON.stringify(PRICE));
+const results = [];
+for (const nodeCount of sizes.length > 0 ? sizes : [1_000, 5_000]) {
+  const s = summarize(nodeCount, await run(nodeCount));
+  if (!json) {
+    printMarkdown(s);
+    continue;
+  }
+  const { warm, cold, drainer, check, registering, slowestRegistration, ...figures } = s;
+  results.push({
+    ...figures,
+    firstPass: registering[0] === undefined ? null : rowJson(registering[0]),
+    slowestRegistrationPass: slowestRegistration === undefined ? null : rowJson(slowestRegistration),
+    firstWarmPass: warm[0] === undefined ? null : rowJson(warm[0]),
+    coldPass: cold === undefined ? null : rowJson(cold),
+    drainerRun: drainer === undefined ? null : rowJson(drainer),
+    scheduledCheck: check === undefined ? null : rowJson(check),
+    steps: [...registering, ...warm, cold, drainer, check].flatMap((row) =>
+      row === undefined ? [] : [rowJson(row)],
+    ),
+  });
+}
+// One document for every size (bench/scale.ts reads it): the Markdown's figures, unrounded.
+if (json) console.log(JSON.stringify({ prices: PRICE, sizes: results }, null, 2));
