@@ -3,6 +3,7 @@
 // through the real dispatch (shared/app/dispatch.ts: the pass lease, then shared/app/monitor.ts)
 // against the real DynamoDB stores on dynalite, every cluster in the same tables:
 //   npm run bench:multi-cluster -- [clusters ...]     (default: 1 10 50; 1,000 nodes each, --nodes N)
+//   (--json: one JSON document of the same figures instead of the table, for bench/scale.ts)
 //
 // For each cluster count: seed every cluster's node cache (as node-taints would), register and settle
 // each cluster, then ROUNDS rounds of one Heartbeat Digest per cluster (5 s of virtual time apart):
@@ -247,28 +248,54 @@ async function run(clusterCount: number) {
 }
 
 const fmt = (n: number): string => n.toFixed(1);
-console.log(
-  `Monitor passes, ${NODES.toLocaleString('en-US')} nodes per cluster, ${ROUNDS} rounds, one shared set of tables on dynalite`,
-);
-console.log(
-  '| clusters | serial pass p50 / p95 / max ms | its CPU p50 / p95 ms | parallel pass p50 / p95 / max ms | parallel round wall ms (mean) | most passes at once | overlapping pairs, different clusters | same cluster | deliveries refused by the lease | deliveries failed (Lambda would retry) |',
-);
-console.log('|---|---|---|---|---|---|---|---|---|---|');
-const load = (await import('node:os')).loadavg();
-console.log(`load average at start: ${load.map((l) => l.toFixed(1)).join(' ')}`);
-for (const n of counts.length > 0 ? counts : [1, 10, 50]) {
-  const r = await run(n);
+/** One cluster count's figures, as the Markdown row and --json show them. */
+function summarize(r: Awaited<ReturnType<typeof run>>) {
   const s = r.serial;
   const p = r.parallel;
-  const meanWall = r.rounds.reduce((a, x) => a + x.wallMs, 0) / r.rounds.length;
-  const maxConcurrent = Math.max(...r.rounds.map((x) => x.maxConcurrent));
-  const different = r.rounds.reduce((a, x) => a + x.different, 0);
-  const same = r.rounds.reduce((a, x) => a + x.same, 0);
+  return {
+    clusters: r.clusterCount,
+    serialPassMs: { p50: percentile(s, 50), p95: percentile(s, 95), max: percentile(s, 100) },
+    serialPassCpuMs: { p50: percentile(r.serialCpu, 50), p95: percentile(r.serialCpu, 95) },
+    parallelPassMs: { p50: percentile(p, 50), p95: percentile(p, 95), max: percentile(p, 100) },
+    parallelRoundWallMsMean: r.rounds.reduce((a, x) => a + x.wallMs, 0) / r.rounds.length,
+    maxConcurrentPasses: Math.max(...r.rounds.map((x) => x.maxConcurrent)),
+    overlappingPairs: {
+      differentClusters: r.rounds.reduce((a, x) => a + x.different, 0),
+      sameCluster: r.rounds.reduce((a, x) => a + x.same, 0),
+    },
+    refusedByLease: r.busy,
+    deliveries: r.deliveries,
+    failures: r.failures,
+    seedMs: r.seedMs,
+  };
+}
+const json = args.includes('--json');
+if (!json) {
   console.log(
-    `| ${n} | ${fmt(percentile(s, 50))} / ${fmt(percentile(s, 95))} / ${fmt(percentile(s, 100))} | ` +
-      `${fmt(percentile(r.serialCpu, 50))} / ${fmt(percentile(r.serialCpu, 95))} | ` +
-      `${fmt(percentile(p, 50))} / ${fmt(percentile(p, 95))} / ${fmt(percentile(p, 100))} | ${fmt(meanWall)} | ` +
-      `${maxConcurrent} | ${different} | ${same} | ${r.busy} of ${r.deliveries} | ${r.failures.length} |`,
+    `Monitor passes, ${NODES.toLocaleString('en-US')} nodes per cluster, ${ROUNDS} rounds, one shared set of tables on dynalite`,
+  );
+  console.log(
+    '| clusters | serial pass p50 / p95 / max ms | its CPU p50 / p95 ms | parallel pass p50 / p95 / max ms | parallel round wall ms (mean) | most passes at once | overlapping pairs, different clusters | same cluster | deliveries refused by the lease | deliveries failed (Lambda would retry) |',
+  );
+  console.log('|---|---|---|---|---|---|---|---|---|---|');
+}
+const load = (await import('node:os')).loadavg();
+if (!json) console.log(`load average at start: ${load.map((l) => l.toFixed(1)).join(' ')}`);
+const results = [];
+for (const n of counts.length > 0 ? counts : [1, 10, 50]) {
+  const r = summarize(await run(n));
+  results.push(r);
+  if (json) continue;
+  console.log(
+    `| ${n} | ${fmt(r.serialPassMs.p50)} / ${fmt(r.serialPassMs.p95)} / ${fmt(r.serialPassMs.max)} | ` +
+      `${fmt(r.serialPassCpuMs.p50)} / ${fmt(r.serialPassCpuMs.p95)} | ` +
+      `${fmt(r.parallelPassMs.p50)} / ${fmt(r.parallelPassMs.p95)} / ${fmt(r.parallelPassMs.max)} | ${fmt(r.parallelRoundWallMsMean)} | ` +
+      `${r.maxConcurrentPasses} | ${r.overlappingPairs.differentClusters} | ${r.overlappingPairs.sameCluster} | ${r.refusedByLease} of ${r.deliveries} | ${r.failures.length} |`,
   );
   for (const failure of r.failures.slice(0, 5)) console.log(`  failed: ${failure}`);
 }
+// One document for every cluster count (bench/scale.ts reads it): the table's figures, unrounded.
+if (json)
+  console.log(
+    JSON.stringify({ nodesPerCluster: NODES, rounds: ROUNDS, loadAverageAtStart: load, results }, null, 2),
+  );
