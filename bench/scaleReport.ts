@@ -633,12 +633,15 @@ export function buildReport(run: ScaleRun): string {
     out.push('', '## Failed runs', '');
     for (const c of failed) {
       const what = `${c.bench}, ${nodesLabel(c.nodes)} nodes${c.clusters === undefined ? '' : `, ${c.clusters} clusters`}`;
-      const exit = c.signal !== null ? `signal ${c.signal}` : `exit code ${String(c.exitCode)}`;
+      // How it ended, unless the error already says so.
+      const exit = c.error.startsWith('exited')
+        ? ''
+        : ` (${c.signal !== null ? `signal ${c.signal}` : `exit code ${String(c.exitCode)}`})`;
       if (c.stderrTail.trim() === '') {
-        out.push(`### ${what}`, '', `${cell(c.error)} (${exit}). Its stderr was empty.`, '');
+        out.push(`### ${what}`, '', `${cell(c.error)}${exit}. Its stderr was empty.`, '');
         continue;
       }
-      out.push(`### ${what}`, '', `${cell(c.error)} (${exit}). The end of its stderr:`, '');
+      out.push(`### ${what}`, '', `${cell(c.error)}${exit}. The end of its stderr:`, '');
       // A fence longer than any run of backticks in the text, so the text cannot close it.
       const fence = '`'.repeat(Math.max(3, ...[...c.stderrTail.matchAll(/`+/g)].map((x) => x[0].length + 1)));
       out.push(fence, c.stderrTail.trimEnd(), fence, '');
