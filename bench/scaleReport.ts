@@ -565,8 +565,8 @@ export function buildReport(run: ScaleRun): string {
             ms(r.parallelPassMs),
             `${num(r.parallelRoundWallMsMean)} ms`,
             String(r.maxConcurrentPasses),
-            `${r.overlappingPairs.differentClusters} / ${r.overlappingPairs.sameCluster}`,
-            `${r.refusedByLease} of ${r.deliveries}`,
+            `${num(r.overlappingPairs.differentClusters)} / ${num(r.overlappingPairs.sameCluster)}`,
+            `${num(r.refusedByLease)} of ${num(r.deliveries)}`,
             String(r.failures.length),
           ]);
         }),
