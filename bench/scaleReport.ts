@@ -605,7 +605,7 @@ export function buildReport(run: ScaleRun): string {
   out.push('', '## Runs', '');
   out.push(
     ...table(
-      ['bench', 'nodes', 'clusters', 'result', 'wall', 'command'],
+      ['bench', 'nodes', 'clusters', 'result', 'wall', 'command', 'note'],
       run.children.map((c) => [
         c.bench,
         nodesLabel(c.nodes),
@@ -613,6 +613,7 @@ export function buildReport(run: ScaleRun): string {
         c.ok ? 'ok' : '**failed**',
         duration(c.wallMs),
         `\`${cell(c.command.join(' '))}\``,
+        cell(c.note ?? ''),
       ]),
     ),
   );

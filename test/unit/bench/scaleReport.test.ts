@@ -247,6 +247,7 @@ describe('buildReport', () => {
       '| 20,000 | 20 / 30 | 6,667 | 2 run, ≈ 223 extrapolated | ≈ 5,256 s (extrapolated from 60 of 6,667 marked) | 442 | 6,607 | not measured |',
     );
     expect(report).toContain('- 20,000 nodes: stopped after 2 marking passes');
+    expect(row('| massFailure | 20,000 |')).toMatch(/\| stopped after 2 marking passes \|$/);
   });
 
   it('reports a failed child and a child with a wrong document as failed, with the stderr tail', () => {
