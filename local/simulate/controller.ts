@@ -3,6 +3,11 @@
 // in-process bus that routes by serverless.yml's rules (routing.ts). Nothing here decides anything about nodes or pods: it delivers events, runs the
 // schedules, and retries failed invocations as Lambda does.
 //
+// - Served clusters: one deployment serves every cluster of `served`, as functions/shell.ts does: an
+//   event or the monitor's invoke runs with its cluster's settings, Kubernetes client and warm state
+//   (an unserved cluster is refused before any I/O); a schedule's tick runs every cluster, one after
+//   another, and fails (retried whole, as Lambda retries it) when any of them failed.
+//
 // - The bus: every event the relay publishes is encoded with shared/events.ts into EventBridge's JSON
 //   envelope and parsed again by each function that receives it (parseRelayEvent), so the contract is
 //   exercised on every event. Delivery takes no time.
@@ -23,12 +28,15 @@
 //   with upstream's 100 ms polling.
 import type { ControllerConfig } from '../../shared/config.js';
 import {
+  clusterOf,
   Dispatch,
   FunctionNames,
   newWarmState,
+  unservedCluster,
   type FunctionDeps,
   type FunctionInput,
   type FunctionName,
+  type WarmState,
 } from '../../shared/app/dispatch.js';
 import type { Step } from '../../shared/app/steps.js';
 import { DrainerInvocation } from '../../shared/app/drainer.js';
@@ -91,23 +99,38 @@ function isContinuation(value: unknown): value is Continuation {
   );
 }
 
-export type Diagnose = (level: 'warn' | 'error', source: string, message: string, fields?: LogFields) => void;
+/** A diagnostic; `cluster` names the served cluster it is about, when one is. */
+export type Diagnose = (
+  level: 'warn' | 'error',
+  source: string,
+  message: string,
+  fields?: LogFields,
+  cluster?: string,
+) => void;
+
+/** One served cluster of the deployment: what its runtime is built of (shared/adapters/runtime.ts). */
+export interface ServedRuntime {
+  /** The cluster's effective settings; `config.cluster` is its name. */
+  readonly config: ControllerConfig;
+  readonly cluster: ClusterPort;
+  /** Where the monitor's zone-state decisions for this cluster go (ZoneState lines). */
+  readonly emit: (record: TimelineRecord) => void;
+}
 
 export interface SimulatedControllerOptions {
-  readonly config: ControllerConfig;
   readonly scheduler: Scheduler;
   /** Nothing is scheduled after the end of the run. */
   readonly end: EpochMillis;
   readonly rules: readonly Rule[];
+  /** The deployment's state tables, shared by its clusters (every key starts with the cluster's name). */
   readonly stores: StateStores;
-  readonly cluster: ClusterPort;
-  /** Where the monitor's zone-state decisions go (ZoneState lines). */
-  readonly emit: (record: TimelineRecord) => void;
+  /** The clusters the deployment serves, in order (one: a single-cluster stage). */
+  readonly served: readonly ServedRuntime[];
   readonly diagnose: Diagnose;
   /** Duplicated, delayed and failing deliveries (`nlc simulate --chaos`); none when absent. */
   readonly chaos?: ChaosSettings;
-  /** Every decision the functions record (the Decisions trail), as it is recorded. */
-  readonly onDecision?: (decision: DecisionRecord) => void;
+  /** Every decision the functions record (the Decisions trail), as it is recorded, with its cluster. */
+  readonly onDecision?: (decision: DecisionRecord, cluster: string) => void;
   /** Every event the bus carries, as it is published (BusEvent). */
   readonly onBusEvent?: (event: BusEvent) => void;
   /** Every invocation, as its function starts (not a delivery that failed or was dead-lettered). */
@@ -147,15 +170,18 @@ export interface SimulatedController {
   readonly invocations: Readonly<Record<string, number>>;
   /** Events the bus accepted so far. */
   eventsPublished(): number;
-  /** Delivery attempts, failures and dead-lettered deliveries so far. */
-  deliveries(): DeliveryStats;
+  /**
+   * Delivery attempts, failures and dead-lettered deliveries so far; of one cluster's when `cluster` is
+   * given (a schedule's tick counts for every cluster it runs for).
+   */
+  deliveries(cluster?: string): DeliveryStats;
   /**
    * Publishes an event on the bus as the relay's role could (injectEvent): `detail` as given, never
    * validated, in EventBridge's envelope, routed by the rules and delivered as the relay's events are.
    */
   inject(detailType: string, detail: unknown): void;
-  /** The wire detail of the last Heartbeat Digest (part) the relay published; undefined before any. */
-  lastDigestDetail(): unknown;
+  /** The wire detail of the last Heartbeat Digest (part) a cluster's relay published; undefined before any. */
+  lastDigestDetail(cluster: string): unknown;
 }
 
 const envelopeBase = { version: '0', account: '000000000000', region: 'us-east-1' } as const;
@@ -164,43 +190,77 @@ const envelopeBase = { version: '0', account: '000000000000', region: 'us-east-1
  * The controller's functions on the scheduler, and the bus in front of them.
  *
  * @example
- * const controller = createSimulatedController({ config, scheduler, end, rules, stores, cluster, emit, diagnose });
+ * const controller = createSimulatedController({ scheduler, end, rules, stores, served: [{ config, cluster, emit }], diagnose });
  * createRelay({ ..., sink: controller.bus });
  * controller.startSchedules(start);
  */
 export function createSimulatedController(options: SimulatedControllerOptions): SimulatedController {
-  const { config, scheduler, end, rules, stores, cluster: clusterPort, emit, diagnose } = options;
+  const { scheduler, end, rules, stores, served, diagnose } = options;
+  const clusterNames = served.map((runtime) => runtime.config.cluster);
   const invocations: Record<string, number> = {};
   const stats = { deliveries: 0, failures: 0, deadLettered: 0 };
+  const clusterStats = new Map(clusterNames.map((name) => [name, { ...stats }]));
   const chaos = options.chaos === undefined ? undefined : new DeliveryChaos(options.chaos);
   let published = 0;
   let envelopes = 0;
 
-  const observer: Observer = {
-    debug: () => undefined,
-    info: () => undefined,
-    warn: (message, fields) => {
-      diagnose('warn', 'controller', message, fields);
-    },
-    error: (message, fields) => {
-      diagnose('error', 'controller', message, fields);
-    },
-    metric: () => undefined,
-    decided: (decision) => {
-      options.onDecision?.(decision);
-      if (decision.source !== MonitorSource) return;
-      // The zone without labels reads as '' (written `#zone:-`), as the output prints it (docs/simulate.md).
-      // This run's own monitor wrote the decision: one that does not read is a bug, said as one.
-      const zoneState = readZoneStateDecision(decision);
-      if (zoneState === undefined) return;
-      if (!zoneState.ok) {
-        diagnose('error', 'controller', 'a zoneState decision does not read', { error: zoneState.error });
-        return;
-      }
-      const { zone, from, to } = zoneState.value;
-      emit({ kind: 'ZoneState', zone, from, to });
-    },
+  // One set of dependencies per served cluster, as one runtime per cluster of a Lambda has: its
+  // settings and Kubernetes client, the scheduler's clock, the services' retry waits taking no time, and
+  // the monitor's invoke of the drainer as a delivery.
+  const triggerDrainer: FunctionDeps['triggerDrainer'] = (invocation) => {
+    // What the Lambda invoke would carry, parsed as the drainer's handler parses it.
+    const parsed = DrainerInvocation.parse(JSON.parse(JSON.stringify(invocation)));
+    deliver('evictionDrainer', { kind: 'invoke', invocation: parsed });
+    return Promise.resolve();
   };
+  const runtimes = new Map(
+    served.map((runtime) => {
+      const name = runtime.config.cluster;
+      const observer: Observer = {
+        debug: () => undefined,
+        info: () => undefined,
+        warn: (message, fields) => {
+          diagnose('warn', 'controller', message, fields, name);
+        },
+        error: (message, fields) => {
+          diagnose('error', 'controller', message, fields, name);
+        },
+        metric: () => undefined,
+        decided: (decision) => {
+          options.onDecision?.(decision, name);
+          if (decision.source !== MonitorSource) return;
+          // The zone without labels reads as '' (written `#zone:-`), as the output prints it (docs/simulate.md).
+          // This run's own monitor wrote the decision: one that does not read is a bug, said as one.
+          const zoneState = readZoneStateDecision(decision);
+          if (zoneState === undefined) return;
+          if (!zoneState.ok) {
+            diagnose(
+              'error',
+              'controller',
+              'a zoneState decision does not read',
+              { error: zoneState.error },
+              name,
+            );
+            return;
+          }
+          const { zone, from, to } = zoneState.value;
+          runtime.emit({ kind: 'ZoneState', zone, from, to });
+        },
+      };
+      const deps: FunctionDeps = {
+        config: runtime.config,
+        stores,
+        cluster: runtime.cluster,
+        observer,
+        clock: scheduler,
+        sleep: noWait,
+        triggerDrainer,
+      };
+      // Each function's warm state (the monitor's cache and memos), kept as a warm Lambda keeps it.
+      const warm = new Map<string, WarmState>(FunctionNames.map((fn) => [fn, newWarmState()]));
+      return [name, { deps, warm }] as const;
+    }),
+  );
 
   const scheduledEnvelope = (rule: string): Readonly<Record<string, unknown>> => ({
     ...envelopeBase,
@@ -211,25 +271,6 @@ export function createSimulatedController(options: SimulatedControllerOptions): 
     resources: [`arn:aws:events:us-east-1:000000000000:rule/${rule}`],
     detail: {},
   });
-
-  // One set of dependencies for every function, as one runtime per Lambda has: the scheduler's clock,
-  // the services' retry waits taking no time, and the monitor's invoke of the drainer as a delivery.
-  const deps: FunctionDeps = {
-    config,
-    stores,
-    cluster: clusterPort,
-    observer,
-    clock: scheduler,
-    sleep: noWait,
-    triggerDrainer: (invocation) => {
-      // What the Lambda invoke would carry, parsed as the drainer's handler parses it.
-      const parsed = DrainerInvocation.parse(JSON.parse(JSON.stringify(invocation)));
-      deliver('evictionDrainer', { kind: 'invoke', invocation: parsed });
-      return Promise.resolve();
-    },
-  };
-  // Each function's warm state (the monitor's cache and memos), kept as a warm Lambda keeps it.
-  const warm = new Map(FunctionNames.map((fn) => [fn, newWarmState()]));
 
   // One parse per published event, shared by its targets and by every copy chaos delivers: they all get
   // the same bytes, so each Lambda's own parse gives the same event, or the same error. Frozen, so no
@@ -268,21 +309,45 @@ export function createSimulatedController(options: SimulatedControllerOptions): 
   /** A run's steps as continuations: its waits are scheduled in virtual time, not slept through. */
   const continuation = (step: Step): Continuation | undefined =>
     step.kind === 'done' ? undefined : { after: step.ms, run: async () => continuation(await step.next()) };
-  const handlers: Readonly<Record<string, { priority: number; handle: (p: Payload) => Promise<unknown> }>> =
+  /** One cluster's run of an invocation: its first step, as a continuation. */
+  interface ClusterRun {
+    readonly cluster: string | undefined;
+    readonly run: () => Promise<Continuation | undefined>;
+  }
+  /**
+   * The runs an invocation makes, as the Lambda shell makes them (functions/shell.ts): the run of the
+   * cluster its event or invoke names (refused before any I/O when the deployment does not serve it), or
+   * one run per served cluster for a schedule's tick. Throws what the shell's parse would.
+   */
+  const runsOf = (fn: FunctionName, payload: Payload): ClusterRun[] => {
+    const input = inputOf(payload);
+    const target = clusterOf(input);
+    const runOf = (cluster: string): ClusterRun => {
+      const runtime = runtimes.get(cluster);
+      if (runtime === undefined) throw unservedCluster(input, cluster, clusterNames);
+      return {
+        cluster,
+        // The Lambda's dispatch (shared/app/dispatch.ts), with the drainer's budget from its timeout.
+        run: async () =>
+          continuation(
+            await Dispatch[fn](
+              {
+                deps: runtime.deps,
+                warm: runtime.warm.get(fn) ?? newWarmState(),
+                remainingMs: () => EvictionDrainerTimeoutMs,
+              },
+              input,
+            ),
+          ),
+      };
+    };
+    return target === undefined ? clusterNames.map(runOf) : [runOf(target)];
+  };
+  const handlers: Readonly<Record<string, { priority: number; runs: (p: Payload) => ClusterRun[] }>> =
     Object.fromEntries(
       FunctionNames.map((fn) => [
         fn,
-        {
-          priority: priorities[fn],
-          // The Lambda's dispatch (shared/app/dispatch.ts), with the drainer's budget from its timeout.
-          handle: async (payload: Payload) =>
-            continuation(
-              await Dispatch[fn](
-                { deps, warm: warm.get(fn) ?? newWarmState(), remainingMs: () => EvictionDrainerTimeoutMs },
-                inputOf(payload),
-              ),
-            ),
-        },
+        { priority: priorities[fn], runs: (payload: Payload) => runsOf(fn, payload) },
       ]),
     );
   for (const rule of rules) {
@@ -301,6 +366,27 @@ export function createSimulatedController(options: SimulatedControllerOptions): 
     for (let copy = 0; copy < copies; copy++) attempt(fn, payload, at + (chaos?.delay() ?? 0), 1);
   }
 
+  /** The served clusters a delivery is for: its event's or invoke's, or every one for a schedule's tick. */
+  function clustersOf(payload: Payload): readonly string[] {
+    if (payload.kind === 'schedule') return clusterNames;
+    if (payload.kind === 'invoke') return [payload.invocation.cluster];
+    const routed = routedJson.get(payload);
+    const detail: unknown =
+      typeof routed === 'object' && routed !== null ? Reflect.get(routed, 'detail') : undefined;
+    const cluster: unknown =
+      typeof detail === 'object' && detail !== null ? Reflect.get(detail, 'cluster') : undefined;
+    return typeof cluster === 'string' ? [cluster] : [];
+  }
+
+  /** Counts a delivery attempt, a failure or a dead letter, for the deployment and its clusters. */
+  function count(what: keyof DeliveryStats, payload: Payload): void {
+    stats[what]++;
+    for (const cluster of clustersOf(payload)) {
+      const own = clusterStats.get(cluster);
+      if (own !== undefined) own[what]++;
+    }
+  }
+
   /** A failed attempt is retried as Lambda retries an asynchronous invoke, then dead-lettered. */
   function retryOrDeadLetter(
     fn: string,
@@ -308,48 +394,87 @@ export function createSimulatedController(options: SimulatedControllerOptions): 
     number: number,
     report: (fields: LogFields) => void,
   ): void {
-    stats.failures++;
+    count('failures', payload);
     const delay = RetryDelays[number - 1];
     report({
       attempt: number,
       ...(delay === undefined ? { dropped: true } : { retryInSeconds: delay / 1000 }),
     });
     if (delay !== undefined) attempt(fn, payload, scheduler.now() + delay, number + 1);
-    else stats.deadLettered++;
+    else count('deadLettered', payload);
+  }
+
+  /**
+   * One invocation: each of its runs (one per cluster it serves) takes its first step, then the steps
+   * it continues with after a wait, until done. A failure at any step fails the invocation, which
+   * Lambda retries whole once every run has ended (the shell awaits them all).
+   */
+  async function invoke(fn: string, payload: Payload, number: number, priority: number): Promise<void> {
+    const failed: { readonly error: unknown; readonly cluster: string | undefined }[] = [];
+    let running = 0;
+    const ended = (): void => {
+      if (--running > 0 || failed.length === 0) return;
+      retryOrDeadLetter(fn, payload, number, (fields) => {
+        for (const { error, cluster } of failed) diagnose('error', fn, describeError(error), fields, cluster);
+      });
+    };
+    const step = async (cluster: string | undefined, run: () => Promise<unknown>): Promise<void> => {
+      let next: unknown;
+      try {
+        next = await run();
+      } catch (error) {
+        failed.push({ error, cluster });
+        ended();
+        return;
+      }
+      const resumeAt = isContinuation(next) ? scheduler.now() + next.after : undefined;
+      if (!isContinuation(next) || resumeAt === undefined || resumeAt > end) {
+        ended();
+        return;
+      }
+      const { run: resume } = next;
+      scheduler.at(resumeAt, priority, () => step(cluster, resume));
+    };
+    let runs: ClusterRun[];
+    try {
+      runs = handlers[fn]?.runs(payload) ?? [];
+    } catch (error) {
+      // Refused as the shell's parse refuses it: one failed run.
+      running = 1;
+      failed.push({ error, cluster: undefined });
+      ended();
+      return;
+    }
+    running = runs.length;
+    for (const { cluster, run } of runs) await step(cluster, run);
   }
 
   function attempt(fn: string, payload: Payload, at: EpochMillis, number: number): void {
     const handler = handlers[fn];
     if (handler === undefined) throw new TypeError(`no handler for ${fn}`);
-    // One invocation: its first step, then the steps it continues with after a wait, until done; a
-    // failure at any step fails the invocation, which Lambda retries whole.
-    const step = async (run: () => Promise<unknown>): Promise<void> => {
-      let next: unknown;
-      try {
-        next = await run();
-      } catch (error) {
-        retryOrDeadLetter(fn, payload, number, (fields) => {
-          diagnose('error', fn, describeError(error), fields);
-        });
-        return;
-      }
-      if (!isContinuation(next)) return;
-      const resumeAt = scheduler.now() + next.after;
-      if (resumeAt > end) return;
-      const { run: resume } = next;
-      scheduler.at(resumeAt, handler.priority, () => step(resume));
-    };
     scheduler.at(at, handler.priority, () => {
       // Drawn only with deadLetter > 0, and before the attempt's own draw: without it, the same draws.
       if (number === 1 && chaos?.deadLetters() === true) {
-        stats.deadLettered++;
-        diagnose('warn', fn, 'chaos: the delivery was dead-lettered without a run', { deadLettered: true });
+        count('deadLettered', payload);
+        diagnose(
+          'warn',
+          fn,
+          'chaos: the delivery was dead-lettered without a run',
+          { deadLettered: true },
+          soleCluster(payload),
+        );
         return undefined;
       }
-      stats.deliveries++;
+      count('deliveries', payload);
       if (chaos?.fails() === true) {
         retryOrDeadLetter(fn, payload, number, (fields) => {
-          diagnose('warn', fn, 'chaos: the delivery failed before the function ran', fields);
+          diagnose(
+            'warn',
+            fn,
+            'chaos: the delivery failed before the function ran',
+            fields,
+            soleCluster(payload),
+          );
         });
         return undefined;
       }
@@ -367,8 +492,14 @@ export function createSimulatedController(options: SimulatedControllerOptions): 
           attempt: number,
         });
       }
-      return step(() => handler.handle(payload));
+      return invoke(fn, payload, number, handler.priority);
     });
+  }
+
+  /** The one cluster a delivery is for; undefined for a schedule's tick of several. */
+  function soleCluster(payload: Payload): string | undefined {
+    const clusters = clustersOf(payload);
+    return clusters.length === 1 ? clusters[0] : undefined;
   }
 
   /** Routes an event as it travels (its JSON) by the rules and delivers it to each target. */
@@ -395,7 +526,8 @@ export function createSimulatedController(options: SimulatedControllerOptions): 
       resources: [],
       detail,
     });
-  let lastDigest: unknown;
+  // By cluster: each cluster's relay publishes its own digests on the one bus.
+  const lastDigest = new Map<string, unknown>();
 
   const bus: EventSink = {
     publish(events) {
@@ -408,7 +540,7 @@ export function createSimulatedController(options: SimulatedControllerOptions): 
           const detail = encodeDetail(event);
           json = relayEnvelope(id, event.detailType, detail);
           // Kept as encoded (never changed: encoded digests are shared), for injectEvent's replays.
-          if (event.detailType === HeartbeatDigestDetailType) lastDigest = detail;
+          if (event.detailType === HeartbeatDigestDetailType) lastDigest.set(event.detail.cluster, detail);
         } catch (error) {
           // A relay bug (the event breaks its own contract): reported, never delivered.
           failed.push({ index, event, code: 'EncodeError', message: describeError(error), permanent: true });
@@ -441,10 +573,10 @@ export function createSimulatedController(options: SimulatedControllerOptions): 
     },
     invocations,
     eventsPublished: () => published,
-    deliveries: () => ({ ...stats }),
+    deliveries: (cluster) => ({ ...(cluster === undefined ? stats : (clusterStats.get(cluster) ?? stats)) }),
     inject(detailType, detail) {
       route(relayEnvelope(++envelopes, detailType, detail), 'injected');
     },
-    lastDigestDetail: () => lastDigest,
+    lastDigestDetail: (cluster) => lastDigest.get(cluster),
   };
 }

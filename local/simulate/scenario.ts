@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { parseConfigObject, type ControllerConfig } from '../../shared/config.js';
 import { durationSchema, formatDuration } from '../../shared/duration.js';
 import type { Millis } from '../../shared/domain/types.js';
+import type { ServedCluster } from '../../shared/adapters/clusters.js';
 import { ConfigError, ScenarioError } from '../../shared/errors.js';
 import { describeInput } from '../../shared/wireFormat.js';
 import type { SimulatedNode } from '../kubelet/kubeletFleet.js';
@@ -18,15 +19,23 @@ import type { SimulatedPod } from '../kubelet/pods.js';
 import { ClusterModel, expandNodes, newIssues, type ClusterSnapshot, type Issues } from './clusterModel.js';
 import {
   ActionSchemas,
+  ClusterKeys,
+  ClusterNameSchema,
+  ClustersSchema,
+  MultiClusterTopLevelKeys,
   NodeEntrySchema,
   PodEntrySchema,
   TopLevelFields,
   TopLevelKeys,
   zodIssues,
 } from './scenarioSchema.js';
+import { scenarioIssues, servedClusters, stageEnvironment, type StageCluster } from './stage.js';
 import {
   DefaultScenarioStart,
+  isMultiCluster,
   ScenarioActionKinds,
+  type AnyScenario,
+  type MultiClusterScenario,
   type Scenario,
   type ScenarioAction,
   type ScenarioActionKind,
@@ -37,11 +46,14 @@ export { formatPath, globToRegExp, isGlob } from './scenarioSchema.js';
 export {
   DefaultScenarioStart,
   InjectableDetailTypes,
+  isMultiCluster,
   ScenarioActionKinds,
   StallableResources,
 } from './scenarioTypes.js';
 export type {
+  AnyScenario,
   InjectableDetailType,
+  MultiClusterScenario,
   InjectEventAction,
   NodeTargetAction,
   Scenario,
@@ -211,57 +223,39 @@ function readTimelineEntry(raw: unknown, index: number, issues: Issues): RawEntr
   return { index, at: at.data, kind, value: entry[kind] };
 }
 
-/**
- * Validates a parsed scenario document (the object YAML or JSON gave) and resolves it.
- * Throws one ScenarioError listing every problem.
- *
- * @example
- * const scenario = scenarioFromObject({ duration: '5m', nodes: [{ name: 'a-1', zone: 'zone-a' }] });
- */
-export function scenarioFromObject(doc: unknown, source?: string): Scenario {
-  const issues = newIssues();
-  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) {
-    throw new ScenarioError(
-      [{ path: '(scenario)', message: `expected a scenario object, got ${describeInput(doc)}` }],
-      source,
-    );
-  }
-  const fields = doc as Record<string, unknown>;
-  for (const key of Object.keys(fields)) {
-    if (!TopLevelKeys.includes(key)) issues.add([key], `unknown field (fields: ${TopLevelKeys.join(', ')})`);
-  }
-  // Each part is read on its own, so one bad field does not hide the problems of the others.
-  const read = <S extends z.ZodType>(
-    schema: S,
-    value: unknown,
-    path: readonly PropertyKey[],
-  ): z.output<S> | undefined => {
-    const result = schema.safeParse(value);
-    if (result.success) return result.data;
-    issues.list.push(...zodIssues(result.error, path));
-    return undefined;
-  };
-  const name = read(TopLevelFields.name, fields.name, ['name']);
-  const start = read(TopLevelFields.start, fields.start, ['start']);
-  const relayClockSkew = read(TopLevelFields.relayClockSkew, fields.relayClockSkew, ['relayClockSkew']);
-  let duration: Millis | undefined;
-  if ('duration' in fields) duration = read(TopLevelFields.duration, fields.duration, ['duration']);
-  else issues.add(['duration'], 'missing: how much virtual time to run, e.g. "15m"');
-  let config: ControllerConfig | undefined;
-  try {
-    config = parseConfigObject(fields.config ?? {}, 'config');
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    issues.list.push(...error.issues);
-  }
-  const managedController = readManagedController(fields.managedController, issues);
-  // Beside a managed controller the scenario's is the shadow: it decides and records, never writes.
-  if (managedController !== undefined && config !== undefined) config = { ...config, dryRun: true };
+/** Reads `value` with `schema`; its issues are added at `path`, and undefined returned. */
+function readField<S extends z.ZodType>(
+  schema: S,
+  value: unknown,
+  path: readonly PropertyKey[],
+  issues: Issues,
+): z.output<S> | undefined {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  issues.list.push(...zodIssues(result.error, path));
+  return undefined;
+}
 
+/** A cluster's nodes, pods and timeline, resolved: the part of a scenario each cluster has its own of. */
+interface ClusterPart {
+  readonly nodes: readonly SimulatedNode[];
+  readonly pods: readonly SimulatedPod[];
+  readonly timeline: readonly TimelineEntry[];
+}
+
+/**
+ * Reads `nodes`, `pods` and `timeline` of one cluster (the scenario's, or a `clusters[]` entry's, with
+ * paths relative to it), resolving every name against the cluster as its timeline goes.
+ */
+function readClusterPart(
+  fields: Readonly<Record<string, unknown>>,
+  duration: Millis | undefined,
+  issues: Issues,
+): ClusterPart {
   const model = new ClusterModel();
   const nodes: SimulatedNode[] = [];
-  (read(TopLevelFields.nodes, fields.nodes, ['nodes']) ?? []).forEach((raw, i) => {
-    const entry = read(NodeEntrySchema, raw, ['nodes', i]);
+  (readField(TopLevelFields.nodes, fields.nodes, ['nodes'], issues) ?? []).forEach((raw, i) => {
+    const entry = readField(NodeEntrySchema, raw, ['nodes', i], issues);
     if (entry === undefined) {
       // Still known by name, so references to it are not reported as well.
       const named = typeof raw === 'object' && raw !== null ? (raw as { name?: unknown }).name : undefined;
@@ -271,13 +265,13 @@ export function scenarioFromObject(doc: unknown, source?: string): Scenario {
     nodes.push(...model.addNodes(expandNodes(entry), issues, ['nodes', i]));
   });
   const pods: SimulatedPod[] = [];
-  (read(TopLevelFields.pods, fields.pods, ['pods']) ?? []).forEach((raw, i) => {
-    const entry = read(PodEntrySchema, raw, ['pods', i]);
+  (readField(TopLevelFields.pods, fields.pods, ['pods'], issues) ?? []).forEach((raw, i) => {
+    const entry = readField(PodEntrySchema, raw, ['pods', i], issues);
     if (entry === undefined) return;
     pods.push(...model.addPods(model.expandPods(entry, issues, ['pods', i]), issues, ['pods', i]));
   });
 
-  const raw = (read(TopLevelFields.timeline, fields.timeline, ['timeline']) ?? [])
+  const raw = (readField(TopLevelFields.timeline, fields.timeline, ['timeline'], issues) ?? [])
     .map((entry, i) => readTimelineEntry(entry, i, issues))
     .filter((e): e is RawEntry => e !== undefined);
   // Stable: entries at one offset keep the file's order (the actions at t happen in the file's order).
@@ -321,6 +315,75 @@ export function scenarioFromObject(doc: unknown, source?: string): Scenario {
     const snapshot = to === undefined ? undefined : snapshots.get(to);
     if (action?.kind === 'restoreApiServer' && snapshot !== undefined) model.restore(snapshot);
   }
+  return { nodes, pods, timeline };
+}
+
+/** Reads the top-level `config`; its issues are added, and undefined returned, when it is bad. */
+function readConfig(raw: unknown, issues: Issues): ControllerConfig | undefined {
+  try {
+    return parseConfigObject(raw ?? {}, 'config');
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    issues.list.push(...error.issues);
+    return undefined;
+  }
+}
+
+/**
+ * Validates a parsed scenario document (the object YAML or JSON gave) and resolves it: a scenario of one
+ * cluster. A document with `clusters` is refused here (scenarioDocumentFromObject reads it).
+ * Throws one ScenarioError listing every problem.
+ *
+ * @example
+ * const scenario = scenarioFromObject({ duration: '5m', nodes: [{ name: 'a-1', zone: 'zone-a' }] });
+ */
+export function scenarioFromObject(doc: unknown, source?: string): Scenario {
+  const scenario = scenarioDocumentFromObject(doc, source);
+  if (!isMultiCluster(scenario)) return scenario;
+  throw new ScenarioError(
+    [{ path: 'clusters', message: 'a scenario of several clusters: read it with parseScenarioDocument' }],
+    source,
+  );
+}
+
+/**
+ * Validates a parsed scenario document and resolves it: a scenario of one cluster, or, with `clusters`,
+ * of several (docs/simulate.md, "Several clusters"). Throws one ScenarioError listing every problem.
+ *
+ * @example
+ * const scenario = scenarioDocumentFromObject({ duration: '5m', clusters: [{ name: 'a', nodes: [{ name: 'a-1' }] }] });
+ */
+export function scenarioDocumentFromObject(doc: unknown, source?: string): AnyScenario {
+  const issues = newIssues();
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) {
+    throw new ScenarioError(
+      [{ path: '(scenario)', message: `expected a scenario object, got ${describeInput(doc)}` }],
+      source,
+    );
+  }
+  const fields = doc as Record<string, unknown>;
+  if ('clusters' in fields) return multiClusterFromObject(fields, source);
+  for (const key of Object.keys(fields)) {
+    if (!TopLevelKeys.includes(key)) issues.add([key], `unknown field (fields: ${TopLevelKeys.join(', ')})`);
+  }
+  // Each part is read on its own, so one bad field does not hide the problems of the others.
+  const name = readField(TopLevelFields.name, fields.name, ['name'], issues);
+  const start = readField(TopLevelFields.start, fields.start, ['start'], issues);
+  const relayClockSkew = readField(
+    TopLevelFields.relayClockSkew,
+    fields.relayClockSkew,
+    ['relayClockSkew'],
+    issues,
+  );
+  let duration: Millis | undefined;
+  if ('duration' in fields)
+    duration = readField(TopLevelFields.duration, fields.duration, ['duration'], issues);
+  else issues.add(['duration'], 'missing: how much virtual time to run, e.g. "15m"');
+  let config = readConfig(fields.config, issues);
+  const managedController = readManagedController(fields.managedController, issues);
+  // Beside a managed controller the scenario's is the shadow: it decides and records, never writes.
+  if (managedController !== undefined && config !== undefined) config = { ...config, dryRun: true };
+  const { nodes, pods, timeline } = readClusterPart(fields, duration, issues);
   if (issues.list.length > 0 || config === undefined || duration === undefined) {
     throw new ScenarioError(issues.list, source);
   }
@@ -334,6 +397,108 @@ export function scenarioFromObject(doc: unknown, source?: string): Scenario {
     timeline,
     relayClockSkew: relayClockSkew ?? 0,
     ...(managedController !== undefined && { managedController }),
+  };
+}
+
+/** `clusters[1].timeline[3].stopKubelet` from `timeline[3].stopKubelet` read within `clusters[1]`. */
+function withinCluster(index: number, path: string): string {
+  const prefix = `clusters[${index}]`;
+  if (path === '(scenario)') return prefix;
+  return path.startsWith('[') || path.startsWith('(') ? `${prefix}${path}` : `${prefix}.${path}`;
+}
+
+/** A scenario of several clusters: the shared fields, then each cluster's own (MultiClusterTopLevelKeys). */
+function multiClusterFromObject(
+  fields: Readonly<Record<string, unknown>>,
+  source?: string,
+): MultiClusterScenario {
+  const issues = newIssues();
+  for (const key of Object.keys(fields)) {
+    if (MultiClusterTopLevelKeys.includes(key)) continue;
+    issues.add(
+      [key],
+      ClusterKeys.includes(key)
+        ? `with clusters, each cluster has its own: clusters[].${key}`
+        : key === 'managedController'
+          ? 'not with several clusters (a managed controller beside each cluster is not simulated)'
+          : `unknown field (fields with clusters: ${MultiClusterTopLevelKeys.join(', ')})`,
+    );
+  }
+  const name = readField(TopLevelFields.name, fields.name, ['name'], issues);
+  const start = readField(TopLevelFields.start, fields.start, ['start'], issues);
+  let duration: Millis | undefined;
+  if ('duration' in fields)
+    duration = readField(TopLevelFields.duration, fields.duration, ['duration'], issues);
+  else issues.add(['duration'], 'missing: how much virtual time to run, e.g. "15m"');
+  const stage = readConfig(fields.config, issues);
+  const written = typeof fields.config === 'object' && fields.config !== null ? fields.config : {};
+  if ('cluster' in written)
+    issues.add(['config', 'cluster'], 'with clusters, each is named by clusters[].name');
+
+  const entries = readField(ClustersSchema, fields.clusters, ['clusters'], issues) ?? [];
+  const parts: { readonly name: string; readonly part: ClusterPart; readonly skew: Millis }[] = [];
+  const stageClusters: StageCluster[] = [];
+  const named = new Map<string, number>();
+  entries.forEach((raw, i) => {
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+      issues.add(['clusters', i], `expected a cluster ({name, nodes, ...}), got ${describeInput(raw)}`);
+      return;
+    }
+    const entry = raw as Record<string, unknown>;
+    const own = newIssues();
+    for (const key of Object.keys(entry)) {
+      if (!ClusterKeys.includes(key))
+        own.add([key], `unknown field (fields of a cluster: ${ClusterKeys.join(', ')})`);
+    }
+    const clusterName = 'name' in entry ? readField(ClusterNameSchema, entry.name, ['name'], own) : undefined;
+    if (!('name' in entry)) own.add(['name'], 'missing: the cluster\'s name, e.g. "prod-eu"');
+    if (clusterName !== undefined) {
+      const first = named.get(clusterName);
+      if (first !== undefined)
+        own.add(
+          ['name'],
+          `cluster ${JSON.stringify(clusterName)} is named already (clusters[${first}].name)`,
+        );
+      else named.set(clusterName, i);
+    }
+    const settings: unknown = entry.config ?? {};
+    if (typeof settings !== 'object' || settings === null || Array.isArray(settings))
+      own.add(['config'], `expected an object of settings, got ${describeInput(settings)}`);
+    const skew = readField(TopLevelFields.relayClockSkew, entry.relayClockSkew, ['relayClockSkew'], own);
+    const part = readClusterPart(entry, duration, own);
+    issues.list.push(...own.list.map((issue) => ({ ...issue, path: withinCluster(i, issue.path) })));
+    if (clusterName === undefined || named.get(clusterName) !== i) return;
+    parts.push({ name: clusterName, part, skew: skew ?? 0 });
+    if (typeof settings === 'object' && settings !== null && !Array.isArray(settings))
+      stageClusters.push({ name: clusterName, settings: settings as Readonly<Record<string, unknown>> });
+  });
+  // The deployment, configured as a stage is: each cluster's settings are what its functions read.
+  // Read even when other fields are bad: one error names every problem.
+  let stageEnv: Record<string, string> | undefined;
+  let served: ReadonlyMap<string, ServedCluster> | undefined;
+  if (stage !== undefined && stageClusters.length > 0) {
+    stageEnv = stageEnvironment(written as Record<string, unknown>, stage, stageClusters, issues.list);
+    try {
+      served = servedClusters(stageEnv);
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      issues.list.push(...scenarioIssues(error, stageEnv, stageClusters));
+    }
+  }
+  if (issues.list.length > 0 || served === undefined || stageEnv === undefined || duration === undefined) {
+    throw new ScenarioError(issues.list, source);
+  }
+  const scenarioStart = start ?? DefaultScenarioStart;
+  return {
+    name: name ?? '',
+    start: scenarioStart,
+    duration,
+    stageEnv,
+    clusters: parts.map(({ name: clusterName, part, skew }): Scenario => {
+      const config = served.get(clusterName)?.config;
+      if (config === undefined) throw new Error(`simulator: the stage does not serve ${clusterName}`);
+      return { name: clusterName, config, start: scenarioStart, duration, ...part, relayClockSkew: skew };
+    }),
   };
 }
 
@@ -379,6 +544,22 @@ function readManagedController(
  * const scenario = parseScenario(await readFile('examples/scenarios/single-node-failure.yaml', 'utf8'));
  */
 export function parseScenario(text: string, source?: string): Scenario {
+  return scenarioFromObject(readDocument(text, source), source);
+}
+
+/**
+ * Parses a scenario file of one cluster or, with `clusters`, of several (docs/simulate.md, "Several
+ * clusters"). Throws ScenarioError for bad YAML and for every invalid field.
+ *
+ * @example
+ * const scenario = parseScenarioDocument(await readFile('examples/scenarios/two-clusters-one-zone-down.yaml', 'utf8'));
+ */
+export function parseScenarioDocument(text: string, source?: string): AnyScenario {
+  return scenarioDocumentFromObject(readDocument(text, source), source);
+}
+
+/** The object a scenario's text holds (YAML, of which JSON is a subset). */
+function readDocument(text: string, source: string | undefined): unknown {
   let doc: unknown;
   try {
     doc = parseYaml(text, { uniqueKeys: true });
@@ -390,5 +571,5 @@ export function parseScenario(text: string, source?: string): Scenario {
     const where = at === undefined ? '(file)' : `(line ${at.line}, column ${at.col})`;
     throw new ScenarioError([{ path: where, message }], source, { cause: error });
   }
-  return scenarioFromObject(doc, source);
+  return doc;
 }

@@ -356,6 +356,33 @@ export const TopLevelKeys: readonly string[] = [
   'managedController',
 ];
 
+/** The fields of a scenario of several clusters besides `clusters` (docs/simulate.md, "Several clusters"). */
+export const MultiClusterTopLevelKeys: readonly string[] = [
+  'name',
+  'start',
+  'duration',
+  'config',
+  'clusters',
+];
+/** The fields of one cluster of `clusters`. */
+export const ClusterKeys: readonly string[] = [
+  'name',
+  'config',
+  'nodes',
+  'pods',
+  'timeline',
+  'relayClockSkew',
+];
+
+export const ClustersSchema = z
+  .array(z.unknown(), { error: invalid('a list of clusters ({name, nodes, ...})') })
+  .min(1, { error: 'expected at least one cluster' });
+
+/** A cluster's name, as the `cluster` setting and NLC_CLUSTERS have it: it prefixes every state key. */
+export const ClusterNameSchema = z.string({ error: invalid('a cluster name') }).refine(isDNS1123Label, {
+  error: invalid('a cluster name (a DNS-1123 label: 1 to 63 lowercase letters, digits or "-")'),
+});
+
 export type NodeEntry = z.output<typeof NodeEntrySchema>;
 export type PodEntry = z.output<typeof PodEntrySchema>;
 export type NodeFields = Omit<z.output<typeof NodeSchema>, 'name'>;

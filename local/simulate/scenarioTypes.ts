@@ -124,6 +124,34 @@ export interface Scenario {
   readonly managedController?: { readonly config: ControllerConfig };
 }
 
+/**
+ * A scenario of several clusters (docs/simulate.md, "Several clusters"): one deployment serving every
+ * cluster, each with its own API server, kubelets and relay, on one virtual clock.
+ */
+export interface MultiClusterScenario {
+  readonly name: string;
+  readonly start: EpochMillis;
+  readonly duration: Millis;
+  /**
+   * The stage's environment, as a deployment's functions read it: the top-level config as NLC_*
+   * variables and NLC_CLUSTERS (stage.ts).
+   */
+  readonly stageEnv: Readonly<Record<string, string>>;
+  /**
+   * Each cluster as a scenario of its own, in the file's order: `name` and `config.cluster` are the
+   * cluster's name, `config` its effective settings as the stage gives them; `start` and `duration` the
+   * scenario's. Run alone, each is the same cluster served by a deployment of its own.
+   */
+  readonly clusters: readonly Scenario[];
+}
+
+/** What a scenario file holds: one cluster, or several. */
+export type AnyScenario = Scenario | MultiClusterScenario;
+
+export function isMultiCluster(scenario: AnyScenario): scenario is MultiClusterScenario {
+  return 'clusters' in scenario;
+}
+
 /** Where a scenario starts when it names no `start`: a fixed instant, so runs are reproducible. */
 export const DefaultScenarioStart: EpochMillis = Date.parse('2026-01-01T00:00:00Z');
 

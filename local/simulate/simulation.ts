@@ -33,8 +33,6 @@
 //   after an etcd restore; every watch ends with 410 Gone, so the relay and the kubelets relist.
 // - What the controller did is read from the API simulator (observe.ts), the zone states from the
 //   monitor's decisions, the Summary from the API and the state tables.
-import type { HttpLibrary, V1Node } from '@kubernetes/client-node';
-import { createKubernetesCluster } from '../../shared/adapters/kubernetes/cluster.js';
 import {
   actionsFromDecisions,
   matchActions,
@@ -47,58 +45,30 @@ import {
   type ConfigKey,
   type ControllerConfig,
 } from '../../shared/config.js';
-import { isTaintEffect } from '../../shared/adapters/kubernetes/mapping.js';
-import { formatZoneKey, getZoneKey } from '../../shared/domain/zones.js';
 import type { EpochMillis, Millis } from '../../shared/domain/types.js';
 import { minorOf } from '../../shared/domain/upstreamVersion.js';
-import { formatDuration } from '../../shared/duration.js';
-import { ScenarioError } from '../../shared/errors.js';
 import type { EventSink } from '../../shared/ports/eventSink.js';
 import type { LogFields } from '../../shared/ports/observer.js';
-import {
-  Priority,
-  type Scheduler,
-  type TimerCallback,
-  type TimerHandle,
-} from '../../shared/ports/scheduler.js';
-import type { DecisionRecord, LoadedState } from '../../shared/ports/stores.js';
-import { createRelay, type Relay } from '../../relay/relay.js';
-import { defaultLeaseWatchStallTimeout } from '../../relay/settings.js';
-import {
-  ApiStatusError,
-  createApiStore,
-  makeKubeConfig,
-  type ApiStore,
-  type RegistrySnapshot,
-  type Wire,
-} from '../apiserver/index.js';
-import { versionInfoOf } from '../apiserver/discovery.js';
-import { Faults } from '../apiserver/faults.js';
-import { ApiHttpServer } from '../apiserver/server.js';
-import { KubeletFleet } from '../kubelet/kubeletFleet.js';
+import type { TimerCallback, TimerHandle } from '../../shared/ports/scheduler.js';
+import type { DecisionRecord } from '../../shared/ports/stores.js';
 import { VirtualScheduler } from '../virtualScheduler.js';
-import { seededRandom, type ChaosSettings, type DeliveryStats } from './chaos.js';
+import type { ChaosSettings, DeliveryStats } from './chaos.js';
+import { createClusterRun, type ClusterRun } from './clusterRun.js';
 import {
   createSimulatedController,
   type BusEvent,
+  type Diagnose,
   type Invocation,
   type SimulatedController,
 } from './controller.js';
-import { RelayLeaseName, RelayLeaseNamespace, simulatorIdentities } from './identities.js';
+import { simulatorIdentities } from './identities.js';
 import type { SimulationProgress } from './progress.js';
-import { observeController, observeNodeReady, type NodeReadyStatus } from './observe.js';
+import type { NodeReadyStatus } from './observe.js';
 import { loadServerlessRules } from './routing.js';
-import { mergeDetail, nodeChangedNow, podChangedNow } from './injectedEvents.js';
-import { formatPath, type InjectEventAction, type Scenario, type TimelineEntry } from './scenario.js';
+import { isMultiCluster, type AnyScenario, type MultiClusterScenario, type Scenario } from './scenario.js';
+import { servedClusters } from './stage.js';
 import { startStateStore, type SimulatedStateStore } from './stateStore.js';
-import {
-  timelineLine,
-  type SummaryNode,
-  type SummaryRecord,
-  type TimelineLine,
-  type TimelineRecord,
-} from './timeline.js';
-import { inProcessHttpLibrary, inProcessWatch } from './transport.js';
+import { timelineLine, type SummaryRecord, type TimelineLine, type TimelineRecord } from './timeline.js';
 
 export { FunctionPriority } from './controller.js';
 export type { BusEvent, Invocation } from './controller.js';
@@ -112,6 +82,8 @@ export interface Diagnostic {
   readonly source: string;
   readonly message: string;
   readonly fields?: LogFields;
+  /** In a run of several clusters: the cluster it is about, when one is. */
+  readonly cluster?: string;
 }
 
 export interface SimulationStats {
@@ -150,10 +122,11 @@ export interface SimulationOptions {
   readonly chaos?: ChaosSettings;
   /**
    * For a picture of the run (`--report`): every decision the functions record, and every node's
-   * Ready status as the API holds it (added, changed by anyone, deleted), each with its `t`.
+   * Ready status as the API holds it (added, changed by anyone, deleted), each with its `t` (and its
+   * cluster in a run of several).
    */
-  readonly onDecision?: (t: number, decision: DecisionRecord) => void;
-  readonly onNodeReady?: (t: number, node: string, ready: NodeReadyStatus) => void;
+  readonly onDecision?: (t: number, decision: DecisionRecord, cluster?: string) => void;
+  readonly onNodeReady?: (t: number, node: string, ready: NodeReadyStatus, cluster?: string) => void;
   /**
    * Every event the bus carries (the relay's and injectEvent's), with its `t`, its wire detail and the
    * functions the rules route it to: for tests and tools that watch what reaches the functions.
@@ -168,69 +141,8 @@ export interface SimulationOptions {
   readonly onProgress?: (progress: SimulationProgress) => void;
 }
 
-const noWait = (): Promise<void> => Promise.resolve();
-
-/** How often kube-apiserver's watch cache sends a watcher a bookmark (cacher.go defaultBookmarkFrequency). */
-const BookmarkPeriod: Millis = 60_000;
-
-/**
- * The scheduler as a process whose clock is `skew` off sees it: now() reads `skew` ahead (behind when
- * negative), and its timers, given in its own time, fire at the same instants of the shared time.
- *
- * @example
- * const relayScheduler = skewedScheduler(scheduler, -120_000); // the relay's clock is 2 minutes behind
- */
-export function skewedScheduler(scheduler: Scheduler, skew: Millis): Scheduler {
-  return skew === 0 ? scheduler : relayHostClock(scheduler, skew).scheduler;
-}
-
-/** A relay host's clock: the scheduler its relay runs on, and the steps that move it (relayClockStep). */
-export interface RelayHostClock {
-  /** What the relay runs on: now() reads the current offset off the shared time; timers fire on it. */
-  readonly scheduler: Scheduler;
-  /** How far the clock reads ahead of the shared time now (negative: behind). */
-  offset(): Millis;
-  /** The clock jumps by `by` (negative: back), from now on; timers already set keep their instants. */
-  step(by: Millis): void;
-}
-
-/**
- * The scheduler as a process on a host whose clock reads `skew` off the shared time, and can jump: now()
- * reads the offset of the moment, and a timer is set in the process's own time converted at the offset
- * of the moment it is set, so it fires at the same instant of the shared time whatever the clock does
- * after. That is how Node's timers behave: they run on a monotonic clock, which a step of the wall clock
- * (an NTP correction, a VM resumed) does not move; only what the process reads as the time jumps.
- *
- * @example
- * const host = relayHostClock(scheduler, 0);
- * host.step(-30_000); // from now on the relay's now() reads 30 s behind; its digests stay every 5 s
- */
-export function relayHostClock(scheduler: Scheduler, skew: Millis): RelayHostClock {
-  let offset = skew;
-  return {
-    scheduler: {
-      now: (): EpochMillis => scheduler.now() + offset,
-      at: (time, priority, fn) => scheduler.at(time - offset, priority, fn),
-      after: (delay, priority, fn) => scheduler.after(delay, priority, fn),
-      every: (period, firstAt, priority, fn) => scheduler.every(period, firstAt - offset, priority, fn),
-      cancel: (handle) => {
-        scheduler.cancel(handle);
-      },
-    },
-    offset: () => offset,
-    step: (by) => {
-      offset += by;
-    },
-  };
-}
-
-/**
- * The relayId of the relay of a term: the first is `nlc-relay-simulated` (as before restartRelay
- * existed), each restartRelay a new one: `nlc-relay-simulated-2`, `-3`, … (a new pod's name).
- */
-export function simulatedRelayId(term: number): string {
-  return term === 1 ? 'nlc-relay-simulated' : `nlc-relay-simulated-${term}`;
-}
+export { relayHostClock, simulatedRelayId, skewedScheduler } from './clusterRun.js';
+export type { RelayHostClock } from './clusterRun.js';
 
 /** How many events pass between two onProgress calls: often enough for a smooth line, cheap. */
 const ProgressEvery = 64;
@@ -264,32 +176,25 @@ class CountingScheduler extends VirtualScheduler {
 }
 
 /**
- * Waits, in real time, for in-process work started without being awaited (the relay's first lists) to
- * reach `done`. Nothing in virtual time moves meanwhile. Throws after 10,000 event-loop turns.
- */
-async function settle(done: () => boolean, what: string): Promise<void> {
-  for (let turn = 0; turn < 10_000; turn++) {
-    if (done()) return;
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-  throw new Error(`simulator: gave up waiting for ${what}`);
-}
-
-/**
- * Runs a scenario to its end and returns what the controller did.
+ * Runs a scenario to its end and returns what the controller did: a scenario of one cluster, or of
+ * several served by one deployment (docs/simulate.md, "Several clusters"), whose lines then name their
+ * cluster.
  *
  * @example
- * const result = await runSimulation(parseScenario(text, 'scenario.yaml'));
+ * const result = await runSimulation(parseScenarioDocument(text, 'scenario.yaml'));
  * process.stdout.write(toJsonLines(result.lines));
  */
 export async function runSimulation(
-  scenario: Scenario,
+  scenario: AnyScenario,
   options: SimulationOptions = {},
 ): Promise<SimulationResult> {
   const wallStart = performance.now();
-  const { config, start } = scenario;
-  const cluster = config.cluster;
+  const { start } = scenario;
   const end = start + scenario.duration;
+  const multi = isMultiCluster(scenario);
+  // The served clusters as the deployment's functions read them: from the stage's environment
+  // (NLC_CLUSTERS) for several, the scenario's config for one (a single-cluster stage).
+  const served: readonly Scenario[] = multi ? servedScenarios(scenario) : [scenario];
   const { onProgress } = options;
   const progress = (events: number): SimulationProgress => ({
     elapsed: scheduler.now() - start,
@@ -307,124 +212,100 @@ export async function runSimulation(
   const lines: TimelineLine[] = [];
   const diagnostics: Diagnostic[] = [];
   let apiRequests = 0;
-  const emit = (record: TimelineRecord): void => {
-    lines.push(timelineLine(start, scheduler.now(), record));
-  };
-  const diagnose = (
-    level: Diagnostic['level'],
-    source: string,
-    message: string,
-    fields?: LogFields,
-  ): void => {
+  // Lines and diagnostics name their cluster only in a run of several (one cluster's output is as it was).
+  const tag = (cluster: string | undefined): string | undefined => (multi ? cluster : undefined);
+  const evictions = new Map<string, number>();
+  const emitFor =
+    (cluster: string) =>
+    (record: TimelineRecord): void => {
+      if (record.kind === 'PodDeleted') evictions.set(cluster, (evictions.get(cluster) ?? 0) + 1);
+      lines.push(timelineLine(start, scheduler.now(), record, tag(cluster)));
+    };
+  const diagnose: Diagnose = (level, source, message, fields, cluster): void => {
+    const named = tag(cluster);
     const diagnostic: Diagnostic = {
       t: (scheduler.now() - start) / 1000,
       level,
       source,
       message,
       ...(fields !== undefined && { fields }),
+      ...(named !== undefined && { cluster: named }),
     };
     diagnostics.push(diagnostic);
     options.onDiagnostic?.(diagnostic);
   };
-
-  // --- the cluster: the API simulator, served in process, and its kubelets ------------------------
-  const rules = await loadServerlessRules([cluster], options.serverlessYml);
-  const identities = await simulatorIdentities();
-  const store: ApiStore = createApiStore({ clock: scheduler, seed: 1 });
-  const faults = new Faults();
-  const server = new ApiHttpServer({
-    registry: store.registry,
-    identities: [identities.controller, identities.relay],
-    faults,
-    // The cluster runs the minor of its own controller: the managed one's when there is one.
-    version: versionInfoOf((scenario.managedController?.config ?? config).emulationVersion),
-    defaultWatchTimeoutSeconds: 1800,
-    // Its bookmarks run on a real-time interval: effectively never, so nothing real-time reaches a
-    // watcher. They are sent on virtual time instead (below).
-    bookmarkIntervalMs: 2 ** 31 - 1,
-    now: () => store.registry.now(),
-  });
-  // The controller's requests, counted in `depth` while served: what changes meanwhile is its doing.
-  let controllerDepth = 0;
-  const controllerTransport: HttpLibrary = inProcessHttpLibrary({
-    dispatch: async (request) => {
-      apiRequests++;
-      controllerDepth++;
-      try {
-        return await server.dispatch(request);
-      } finally {
-        controllerDepth--;
-      }
-    },
-  });
-  const relayTransport: HttpLibrary = inProcessHttpLibrary({
-    dispatch: (request) => {
-      apiRequests++;
-      return server.dispatch(request);
-    },
-  });
-  const stopObserving = observeController(store.registry, () => controllerDepth > 0, emit);
   const { onNodeReady, onDecision, onBusEvent, onInvocation } = options;
   const sinceStart = (): number => (scheduler.now() - start) / 1000;
-  const stopObservingReady =
-    onNodeReady === undefined
-      ? () => undefined
-      : observeNodeReady(store.registry, (node, ready) => {
-          onNodeReady(sinceStart(), node, ready);
-        });
-  const fleet = new KubeletFleet({
-    store,
-    scheduler,
-    onApiError: (error, where) => {
-      diagnose('warn', 'kubelet', error.message, { node: where.node, action: where.action });
-    },
-  });
+
+  // --- the clusters: each its API simulator, served in process, and its kubelets -------------------
+  const rules = await loadServerlessRules(
+    served.map((part) => part.config.cluster),
+    options.serverlessYml,
+  );
+  const identities = await simulatorIdentities();
+  const clusters: ClusterRun[] = [];
   let state: SimulatedStateStore | undefined;
   let managedState: SimulatedStateStore | undefined;
-  let relay: Relay | undefined;
   let controller: SimulatedController | undefined;
   // Beside a managed controller (scenario.managedController), the scenario's controller is the shadow:
   // its decisions are kept to compare with what the managed one did (shared/agreement.ts).
   const shadowDecisions: DecisionRecord[] = [];
   let agreement: AgreementReport | undefined;
-  const managedConfig = scenario.managedController?.config;
+  const managedConfig = multi ? undefined : scenario.managedController?.config;
 
   try {
+    served.forEach((part, i) => {
+      const name = part.config.cluster;
+      clusters.push(
+        createClusterRun({
+          scenario: part,
+          scheduler,
+          identities,
+          emit: emitFor(name),
+          diagnose: (level, source, message, fields) => {
+            diagnose(level, source, message, fields, name);
+          },
+          ...(onNodeReady !== undefined && {
+            onNodeReady: (node: string, ready: NodeReadyStatus) => {
+              onNodeReady(sinceStart(), node, ready, tag(name));
+            },
+          }),
+          onApiRequest: () => {
+            apiRequests++;
+          },
+          path: multi ? ['clusters', i] : [],
+        }),
+      );
+    });
     state = await startStateStore(scheduler);
     const { stores } = state;
-    const random = seededRandom(0x6e6c63);
-    const apiUrl = 'https://nlc-simulator.invalid';
-    const clusterPort = createKubernetesCluster(
-      makeKubeConfig({ server: apiUrl, token: identities.controller.token }),
-      {
-        requestTimeoutMs: 10_000,
-        clock: scheduler,
-        sleep: noWait,
-        random,
-        transport: controllerTransport,
-      },
-    );
 
+    // One deployment: one state store, one bus, the functions' dispatch serving every cluster.
     const running: SimulatedController = createSimulatedController({
-      config,
       scheduler,
       end,
       rules,
       stores,
-      cluster: clusterPort,
-      // The timeline's zone states are the cluster's: the managed controller's when there is one.
-      emit:
-        managedConfig === undefined
-          ? emit
-          : (record) => {
-              if (record.kind !== 'ZoneState') emit(record);
-            },
+      served: served.map((part, i) => {
+        const emit = emitFor(part.config.cluster);
+        return {
+          config: part.config,
+          cluster: clusters[i]?.clusterPort ?? missingCluster(part),
+          // The timeline's zone states are the cluster's: the managed controller's when there is one.
+          emit:
+            managedConfig === undefined
+              ? emit
+              : (record: TimelineRecord) => {
+                  if (record.kind !== 'ZoneState') emit(record);
+                },
+        };
+      }),
       diagnose,
       ...(options.chaos !== undefined && { chaos: options.chaos }),
       ...((onDecision !== undefined || managedConfig !== undefined) && {
-        onDecision: (decision: DecisionRecord) => {
+        onDecision: (decision: DecisionRecord, cluster: string) => {
           if (managedConfig !== undefined) shadowDecisions.push(decision);
-          onDecision?.(sinceStart(), decision);
+          onDecision?.(sinceStart(), decision, tag(cluster));
         },
       }),
       ...(onBusEvent !== undefined && {
@@ -442,33 +323,24 @@ export async function runSimulation(
 
     // "The cluster's own controller": active, with its own state tables, on the same bus and API.
     let managed: SimulatedController | undefined;
-    if (managedConfig !== undefined) {
+    const only = clusters[0];
+    if (managedConfig !== undefined && only !== undefined) {
       managedState = await startStateStore(scheduler, 'nlc-managed');
+      const emit = emitFor(only.name);
       managed = createSimulatedController({
-        config: managedConfig,
         scheduler,
         end,
         rules,
         stores: managedState.stores,
-        cluster: createKubernetesCluster(
-          makeKubeConfig({ server: apiUrl, token: identities.controller.token }),
-          {
-            requestTimeoutMs: 10_000,
-            clock: scheduler,
-            sleep: noWait,
-            random,
-            transport: controllerTransport,
-          },
-        ),
-        emit,
-        diagnose: (level, source, message, fields) => {
-          diagnose(level, `managed ${source}`, message, fields);
+        served: [{ config: managedConfig, cluster: only.newClusterPort(), emit }],
+        diagnose: (level, source, message, fields, cluster) => {
+          diagnose(level, `managed ${source}`, message, fields, cluster);
         },
         ...(options.chaos !== undefined && { chaos: options.chaos }),
       });
     }
     const managedBus = managed?.bus;
-    // The relay publishes to one bus; both controllers' rules take its events.
+    // The relays publish to one bus; both controllers' rules take its events.
     const bus: EventSink =
       managedBus === undefined
         ? running.bus
@@ -482,227 +354,53 @@ export async function runSimulation(
             },
           };
 
-    // --- the relay ------------------------------------------------------------------------------------
-    // Its host's clock: the scenario's skew, moved by relayClockStep; startRelay starts the process again
-    // on the same host (and relayId); restartRelay starts a new one on another (a new pod). A relay
-    // process reads its host's clock once, when it starts, and moves it on by the monotonic clock
-    // (shared/adapters/realScheduler.ts): a step of the host's clock reaches only a process started
-    // after it.
-    let relayHost = relayHostClock(scheduler, scenario.relayClockSkew);
-    let relayTerm = 1;
-    const relayKubeConfig = makeKubeConfig({ server: apiUrl, token: identities.relay.token });
-    const startRelay = async (): Promise<void> => {
-      if (relay !== undefined) return;
-      relay = createRelay({
-        kubeConfig: relayKubeConfig,
-        cluster,
+    // --- each cluster at t = 0, its timeline, its relay; the schedules ---------------------------------
+    for (const cluster of clusters) {
+      cluster.schedule({
         sink: bus,
-        scheduler: relayHostClock(scheduler, relayHost.offset()).scheduler,
-        nodeMonitorPeriod: config.nodeMonitorPeriod,
-        // As the deployed relay picks it from the same settings.
-        leaseWatchStallTimeoutMs: defaultLeaseWatchStallTimeout(config),
-        relayId: simulatedRelayId(relayTerm),
-        // As deployed (infra/relay): the functions check each relay term against this Lease.
-        leaderElection: { namespace: RelayLeaseNamespace, name: RelayLeaseName },
-        random,
-        logger: {
-          debug: () => undefined,
-          info: () => undefined,
-          warn: (message, fields) => {
-            diagnose('warn', 'relay', message, fields);
-          },
-          error: (message, fields) => {
-            diagnose('error', 'relay', message, fields);
-          },
+        inject: (detailType, detail) => {
+          running.inject(detailType, detail);
+          managed?.inject(detailType, detail);
         },
-        transport: relayTransport,
-        watch: inProcessWatch(store.registry, { faults, user: identities.relay.name }),
-      });
-      await relay.start();
-      // The relay lists in the background; in virtual time nothing may happen meanwhile, so wait
-      // (in real time, a few turns of the event loop) until every informer has listed and watches.
-      const started = relay;
-      // (It takes the Lease at its first try, a timer of this same instant.)
-      await settle(
-        () => started.synced() && started.status().informers.every((informer) => informer.watching),
-        'the relay to list and watch',
-      );
-    };
-    const stopRelay = async (): Promise<void> => {
-      const stopping = relay;
-      relay = undefined;
-      await stopping?.stop({ flushTimeoutMs: 1000 });
-    };
-
-    // --- the cluster at t = 0, the timeline, the schedules --------------------------------------------
-    fleet.seed({ nodes: scenario.nodes, pods: scenario.pods });
-    // The relay's namespace, where its leader-election Lease lives (infra/relay/namespace.yaml).
-    store.namespaces.create({ metadata: { name: RelayLeaseNamespace } });
-    // restoreApiServer's backups: the API server's state at each instant a restore goes back to, taken
-    // before anything of that instant happens (so the one at 0 is the cluster as the scenario describes
-    // it). Only scenarios that restore take any.
-    const backups = new Map<Millis, RegistrySnapshot>();
-    const backupAt = new Set<Millis>();
-    for (const { at, action } of scenario.timeline) {
-      if (action.kind === 'restoreApiServer') backupAt.add(at - action.back);
-    }
-    for (const at of backupAt) {
-      scheduler.at(start + at, Priority.ScenarioAction - 1, () => {
-        backups.set(at, store.registry.snapshot());
+        lastDigestDetail: () => running.lastDigestDetail(cluster.name),
       });
     }
-    for (const entry of scenario.timeline) {
-      scheduler.at(start + entry.at, Priority.ScenarioAction, () => apply(entry));
-    }
-    scheduler.at(start, Priority.Relay, startRelay);
-    scheduler.every(BookmarkPeriod, start + BookmarkPeriod, Priority.Background, () => {
-      store.registry.sendBookmarks();
-    });
     running.startSchedules(start);
     managed?.startSchedules(start);
-
-    async function apply(entry: TimelineEntry): Promise<void> {
-      const { action } = entry;
-      switch (action.kind) {
-        case 'stopKubelet':
-          for (const node of action.nodes) fleet.stopKubelet(node);
-          return;
-        case 'startKubelet':
-          for (const node of action.nodes) fleet.startKubelet(node);
-          return;
-        case 'cordon':
-          for (const node of action.nodes) fleet.cordon(node);
-          return;
-        case 'uncordon':
-          for (const node of action.nodes) fleet.uncordon(node);
-          return;
-        case 'deleteNode':
-          for (const node of action.nodes) fleet.deleteNode(node);
-          return;
-        case 'setCondition':
-          for (const node of action.nodes) {
-            fleet.setCondition(node, action.type, action.status, action.reason, action.message);
-          }
-          return;
-        case 'addNode':
-          for (const node of action.nodes) fleet.addNode(node);
-          return;
-        case 'addPod':
-          for (const pod of action.pods) fleet.addPod(pod);
-          return;
-        case 'deletePod':
-          for (const pod of action.pods) fleet.deletePod(pod.namespace, pod.name);
-          return;
-        case 'stopRelay':
-          await stopRelay();
-          return;
-        case 'startRelay':
-          await startRelay();
-          return;
-        case 'restartRelay':
-          await stopRelay();
-          relayTerm++;
-          relayHost = relayHostClock(scheduler, action.clockSkew);
-          await startRelay();
-          return;
-        case 'relayClockStep':
-          relayHost.step(action.step);
-          return;
-        case 'stallWatch': {
-          const end = faults.stallWatches({ resource: action.resource });
-          scheduler.after(action.duration, Priority.ScenarioAction, end);
-          return;
-        }
-        case 'injectEvent':
-          {
-            const detail = mergeDetail(injectedBase(entry.index, action), action.detail);
-            running.inject(action.detailType, detail);
-            managed?.inject(action.detailType, detail);
-          }
-          return;
-        case 'restoreApiServer': {
-          const backup = backups.get(entry.at - action.back);
-          if (backup === undefined)
-            throw new Error(`simulator: no backup of t = ${entry.at - action.back} ms`);
-          const relaying = relay;
-          const wasWatching = relaying?.status().informers.map((informer) => informer.watching) ?? [];
-          // Every watch ends with 410: the kubelets relist at once, the relay in the background; wait
-          // (in real time) for its relists, so the state it publishes next is the restored one.
-          store.registry.restore(backup);
-          if (relaying !== undefined) {
-            await settle(
-              () =>
-                relaying
-                  .status()
-                  .informers.every((informer, i) => informer.watching || wasWatching[i] !== true),
-              'the relay to relist after the restore',
-            );
-          }
-          return;
-        }
-      }
-    }
-
-    /** What the relay would send now for what `action` names; a ScenarioError when that is not there. */
-    function injectedBase(index: number, action: InjectEventAction): unknown {
-      const missing = (field: readonly string[], message: string): ScenarioError =>
-        new ScenarioError([
-          {
-            path: formatPath(['timeline', index, 'injectEvent', ...field]),
-            message: `${message} at ${formatDuration(scheduler.now() - start)}`,
-          },
-        ]);
-      switch (action.detailType) {
-        case 'Node Changed': {
-          const node = readOrUndefined(() => store.nodes.get(action.node));
-          if (node === undefined)
-            throw missing(['detail', 'node', 'name'], `no node ${JSON.stringify(action.node)} in the API`);
-          return nodeChangedNow(cluster, node);
-        }
-        case 'Pod Changed': {
-          const { namespace, name } = action.pod;
-          const pod = readOrUndefined(() => store.pods.get(name, { namespace }));
-          if (pod === undefined)
-            throw missing(['detail', 'pod', 'name'], `no pod "${namespace}/${name}" in the API`);
-          return podChangedNow(cluster, pod);
-        }
-        case 'Heartbeat Digest': {
-          const digest = running.lastDigestDetail();
-          if (digest === undefined) throw missing([], 'no Heartbeat Digest published yet to start from');
-          return digest;
-        }
-      }
-    }
 
     // --- run ---------------------------------------------------------------------------------------------
     await scheduler.runUntil(end);
     onProgress?.(progress(scheduler.fired));
-    await stopRelay();
-    const summarized = await summarize(store, managedState?.stores ?? stores, cluster, lines);
-    if (managedConfig !== undefined) {
-      agreement = shadowAgreement(start, lines, shadowDecisions, config, managedConfig);
+    for (const cluster of clusters) await cluster.stopRelay();
+    for (const cluster of clusters) {
+      const summarized = await cluster.summarize(
+        managedState?.stores ?? stores,
+        evictions.get(cluster.name) ?? 0,
+      );
+      const only = served[0];
+      if (managedConfig !== undefined && only !== undefined) {
+        agreement = shadowAgreement(start, lines, shadowDecisions, only.config, managedConfig);
+      }
+      const summary: SummaryRecord = {
+        ...summarized,
+        ...(options.chaos !== undefined && {
+          deliveries: running.deliveries(multi ? cluster.name : undefined),
+        }),
+        ...(agreement !== undefined && {
+          agreement: {
+            decisions: agreement.decisions,
+            agreed: agreement.agreed,
+            disagreed: agreement.disagreed,
+            medianLagMs: agreement.medianLagMs,
+            maxLagMs: agreement.maxLagMs,
+          },
+        }),
+      };
+      lines.push(timelineLine(start, end, summary, tag(cluster.name)));
     }
-    const summary: SummaryRecord = {
-      ...summarized,
-      ...(options.chaos !== undefined && { deliveries: running.deliveries() }),
-      ...(agreement !== undefined && {
-        agreement: {
-          decisions: agreement.decisions,
-          agreed: agreement.agreed,
-          disagreed: agreement.disagreed,
-          medianLagMs: agreement.medianLagMs,
-          maxLagMs: agreement.maxLagMs,
-        },
-      }),
-    };
-    lines.push(timelineLine(start, end, summary));
   } finally {
     // A run that failed midway still releases everything it started.
-    await relay?.stop({ flushTimeoutMs: 0 }).catch(() => undefined);
-    stopObserving();
-    stopObservingReady();
-    fleet.close();
-    await server.close();
+    for (const cluster of clusters) await cluster.close();
     await state?.close();
     await managedState?.close();
   }
@@ -721,52 +419,21 @@ export async function runSimulation(
   };
 }
 
-/** What `read` returns, or undefined when the API answers 404. */
-function readOrUndefined<T>(read: () => T): T | undefined {
-  try {
-    return read();
-  } catch (error) {
-    if (error instanceof ApiStatusError && error.code === 404) return undefined;
-    throw error;
-  }
+/**
+ * Each cluster of a scenario of several, with the settings its deployment's functions read from the
+ * stage's environment (NLC_CLUSTERS), as a cold start reads them.
+ */
+function servedScenarios(scenario: MultiClusterScenario): Scenario[] {
+  const stage = servedClusters(scenario.stageEnv);
+  return scenario.clusters.map((part) => {
+    const config = stage.get(part.config.cluster)?.config;
+    if (config === undefined) missingCluster(part);
+    return { ...part, config };
+  });
 }
 
-/** The Summary: zone states and gauges from the controller's state, nodes from the API, evictions counted. */
-async function summarize(
-  store: ApiStore,
-  stores: { readonly controllerState: { load(cluster: string): Promise<LoadedState> } },
-  cluster: string,
-  lines: readonly TimelineLine[],
-): Promise<SummaryRecord> {
-  const loaded = await stores.controllerState.load(cluster);
-  const zones = [...loaded.state.zoneStates]
-    .map(([zone, zoneState]) => {
-      const gauge = loaded.zones.get(zone);
-      return {
-        zone: formatZoneKey(zone),
-        state: zoneState,
-        size: gauge?.zoneSize ?? 0,
-        unhealthy: gauge?.unhealthyNodes ?? 0,
-      };
-    })
-    .sort((a, b) => (a.zone < b.zone ? -1 : a.zone > b.zone ? 1 : 0));
-  const nodes = store.nodes.list().items.map((node: Wire<V1Node>): SummaryNode => {
-    const ready = node.status?.conditions?.find((c) => c.type === 'Ready')?.status;
-    return {
-      node: node.metadata?.name ?? '',
-      zone: formatZoneKey(getZoneKey(node.metadata?.labels ?? {})),
-      ready: ready === 'True' || ready === 'False' || ready === 'Unknown' ? ready : '',
-      taints: (node.spec?.taints ?? []).flatMap((t) =>
-        isTaintEffect(t.effect) ? [{ key: t.key, effect: t.effect }] : [],
-      ),
-    };
-  });
-  return {
-    kind: 'Summary',
-    zones,
-    nodes,
-    evictions: lines.filter((line) => line.kind === 'PodDeleted').length,
-  };
+function missingCluster(part: Scenario): never {
+  throw new Error(`simulator: the deployment does not serve cluster ${part.config.cluster}`);
 }
 
 /** What the managed controller did, as the timeline shows it (the cluster's view of its writes). */

@@ -113,12 +113,28 @@ export type TimelineRecord =
 
 export type TimelineKind = TimelineRecord['kind'];
 
-/** One output line: when, then what. */
-export type TimelineLine = { readonly t: number; readonly time: string } & TimelineRecord;
+/**
+ * One output line: when, then what; in a run of several clusters (docs/simulate.md, "Several
+ * clusters"), `cluster` says whose, right after `kind`.
+ */
+export type TimelineLine = {
+  readonly t: number;
+  readonly time: string;
+  readonly cluster?: string;
+} & TimelineRecord;
 
-/** A line with `t` and `time` first (JSON keeps insertion order). */
-export function timelineLine(start: number, now: number, record: TimelineRecord): TimelineLine {
-  return { t: (now - start) / 1000, time: new Date(now).toISOString(), ...record };
+/** A line with `t`, `time` and `kind` first (JSON keeps insertion order), then `cluster` when given. */
+export function timelineLine(
+  start: number,
+  now: number,
+  record: TimelineRecord,
+  cluster?: string,
+): TimelineLine {
+  const t = (now - start) / 1000;
+  const time = new Date(now).toISOString();
+  if (cluster === undefined) return { t, time, ...record };
+  // `kind` first, then `cluster`: assigning the record's fields keeps the place `kind` took first.
+  return Object.assign({ t, time, kind: record.kind, cluster }, record);
 }
 
 /** The `--json` output: one JSON object per line. */
