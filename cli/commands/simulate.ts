@@ -4,7 +4,8 @@
 // the JSON Lines of docs/simulate.md "Output" (a public interface). On a terminal a progress line on
 // stderr tells how far a long run is. Exit 0 when the run completed (even if a function failed: that is
 // part of the answer, reported on stderr), 2 for invalid input naming the field, 1 for an internal
-// failure.
+// failure. A scenario of several clusters prints a section per cluster, and its lines name their
+// cluster (docs/simulate.md, "Several clusters").
 import { readFile } from 'node:fs/promises';
 import { getHeapStatistics } from 'node:v8';
 import { Command } from 'commander';
@@ -21,7 +22,12 @@ import {
 } from '../../local/simulate/report/index.js';
 import { simulationNodeOptions } from '../../local/simulate/heapLimit.js';
 import { progressLine } from '../../local/simulate/progress.js';
-import { parseScenario } from '../../local/simulate/scenario.js';
+import {
+  isMultiCluster,
+  parseScenarioDocument,
+  type AnyScenario,
+  type Scenario,
+} from '../../local/simulate/scenario.js';
 import { runSimulation, type Diagnostic, type SimulationResult } from '../../local/simulate/simulation.js';
 import {
   recordDetail,
@@ -256,9 +262,44 @@ async function written(stream: OutputStream, text: string): Promise<void> {
   });
 }
 
+/**
+ * A scenario of several clusters: its name, then each cluster's section (the timeline and the summary
+ * of renderSimulation), headed by the cluster's name, in the scenario's order.
+ */
+export function renderClusters(
+  name: string,
+  clusters: readonly string[],
+  result: Pick<SimulationResult, 'lines'>,
+  paint: Paint,
+  options: { readonly wide?: boolean } = {},
+): string {
+  const out: string[] = [];
+  if (name !== '') out.push(`${paint('bold', name)}\n\n`);
+  clusters.forEach((cluster, i) => {
+    if (i > 0) out.push('\n');
+    const lines = result.lines.filter((line) => line.cluster === cluster);
+    out.push(renderSimulation(`cluster ${cluster}`, { lines }, paint, options));
+  });
+  return out.join('');
+}
+
 function describeDiagnostic(d: Diagnostic): string {
   const fields = d.fields === undefined ? '' : ` ${JSON.stringify(d.fields)}`;
-  return `${d.level}: t=${formatDuration(d.t * 1000)} ${d.source}: ${d.message}${fields}\n`;
+  const cluster = d.cluster === undefined ? '' : `[${d.cluster}] `;
+  return `${d.level}: t=${formatDuration(d.t * 1000)} ${cluster}${d.source}: ${d.message}${fields}\n`;
+}
+
+/** The clusters of a scenario, each alone (one for a scenario of one cluster). */
+function clustersOf(scenario: AnyScenario): readonly Scenario[] {
+  return isMultiCluster(scenario) ? scenario.clusters : [scenario];
+}
+
+/** `out.html` for one cluster, `out-alpha.html` for cluster alpha of several: one page per cluster. */
+export function reportFileOf(file: string, cluster: string | undefined): string {
+  if (cluster === undefined) return file;
+  const dot = file.lastIndexOf('.');
+  const slash = Math.max(file.lastIndexOf('/'), file.lastIndexOf('\\'));
+  return dot > slash + 1 ? `${file.slice(0, dot)}-${cluster}${file.slice(dot)}` : `${file}-${cluster}`;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -283,8 +324,12 @@ async function readScenario(file: string): Promise<string> {
 /** The heap limit for the scenario in `file`; undefined when it does not parse (runSimulate says why). */
 async function nodeOptionsFor(file: string): Promise<string[] | undefined> {
   try {
-    const scenario = parseScenario(await readScenario(file), file);
-    return simulationNodeOptions(scenario.nodes.length, scenario.pods.length);
+    const clusters = clustersOf(parseScenarioDocument(await readScenario(file), file));
+    // One process runs every cluster: its heap is sized for all of them.
+    return simulationNodeOptions(
+      clusters.reduce((sum, cluster) => sum + cluster.nodes.length, 0),
+      clusters.reduce((sum, cluster) => sum + cluster.pods.length, 0),
+    );
   } catch {
     return undefined;
   }
@@ -299,13 +344,22 @@ async function nodeOptionsFor(file: string): Promise<string[] | undefined> {
 export async function runSimulate(options: SimulateOptions, io: CliIo): Promise<number> {
   const json = options.json || options.output === 'json';
   const chaos = options.chaos === undefined ? undefined : parseChaos(options.chaos);
-  const scenario = parseScenario(await readScenario(options.file), options.file);
+  const scenario = parseScenarioDocument(await readScenario(options.file), options.file);
+  const multi = isMultiCluster(scenario);
+  const clusters = clustersOf(scenario);
   if (options.verbose) {
     const limit = Math.round(getHeapStatistics().heap_size_limit / 2 ** 20);
     io.stderr.write(`heap limit ${limit} MiB (set NODE_OPTIONS=--max-old-space-size=MB to choose another)\n`);
   }
   // Checked before the run, which can be long: a report that cannot be written fails at once (exit 1).
-  if (options.report !== undefined) await checkReportFile(options.report);
+  const reports =
+    options.report === undefined
+      ? []
+      : clusters.map((cluster) => ({
+          cluster,
+          file: reportFileOf(options.report ?? '', multi ? cluster.config.cluster : undefined),
+        }));
+  for (const { file } of reports) await checkReportFile(file);
   const recorder = options.report === undefined ? undefined : recordReport();
   // JSON is for machines: nothing extra on stderr then, even on a terminal.
   const progress = json
@@ -335,9 +389,20 @@ export async function runSimulate(options: SimulateOptions, io: CliIo): Promise<
     throw error;
   }
   progress.clear();
-  if (options.report !== undefined && recorder !== undefined) {
-    await writeReport(options.report, renderReport(scenario, result, recorder));
-    io.stderr.write(`report written to ${options.report}\n`);
+  if (recorder !== undefined) {
+    for (const { cluster, file } of reports) {
+      // A page per cluster: its lines, Ready changes and decisions alone (all of them for one cluster).
+      const name = multi ? cluster.config.cluster : undefined;
+      const own = <T extends { readonly cluster?: string }>(items: readonly T[]): T[] =>
+        items.filter((item) => item.cluster === name);
+      const page = renderReport(
+        cluster,
+        { lines: own(result.lines) },
+        { readyChanges: own(recorder.readyChanges), decisions: own(recorder.decisions) },
+      );
+      await writeReport(file, page);
+      io.stderr.write(`report written to ${file}\n`);
+    }
   }
   if (json) {
     io.stdout.write(toJsonLines(result.lines));
@@ -345,9 +410,18 @@ export async function runSimulate(options: SimulateOptions, io: CliIo): Promise<
   }
   // Written out before the closing line on stderr: with `2>&1` into a pipe, a large output still being
   // written would take that line into its middle ("Pods evicted: 0simulated …").
+  const wide = { wide: options.output === 'wide' };
   await written(
     io.stdout,
-    renderSimulation(scenario.name, result, stdoutPaint(io), { wide: options.output === 'wide' }),
+    multi
+      ? renderClusters(
+          scenario.name,
+          clusters.map((cluster) => cluster.config.cluster),
+          result,
+          stdoutPaint(io),
+          wide,
+        )
+      : renderSimulation(scenario.name, result, stdoutPaint(io), wide),
   );
   const { wallMs, invocations, deliveries } = result.stats;
   const calls = Object.values(invocations).reduce((a, b) => a + b, 0);
@@ -355,8 +429,10 @@ export async function runSimulate(options: SimulateOptions, io: CliIo): Promise<
     chaos === undefined
       ? ''
       : `; chaos ${formatChaos(chaos)}: ${deliveries.deliveries} deliveries, ${deliveries.failures} failed, ${deliveries.deadLettered} dead-lettered`;
+  const nodes = clusters.reduce((sum, cluster) => sum + cluster.nodes.length, 0);
+  const what = multi ? `${clusters.length} clusters (${nodes} nodes)` : `${nodes} nodes`;
   io.stderr.write(
-    `simulated ${formatDuration(scenario.duration)} of ${scenario.nodes.length} nodes in ${(wallMs / 1000).toFixed(1)}s (${calls} function invocations${chaotic})\n`,
+    `simulated ${formatDuration(scenario.duration)} of ${what} in ${(wallMs / 1000).toFixed(1)}s (${calls} function invocations${chaotic})\n`,
   );
   return 0;
 }

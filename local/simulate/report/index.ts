@@ -44,11 +44,11 @@ export function recordReport(): ReportRecorder {
   const decisions: TimedDecision[] = [];
   return {
     hooks: {
-      onNodeReady: (t, node, ready) => {
-        readyChanges.push({ t, node, ready });
+      onNodeReady: (t, node, ready, cluster) => {
+        readyChanges.push({ t, node, ready, ...(cluster !== undefined && { cluster }) });
       },
-      onDecision: (t, decision) => {
-        decisions.push({ t, decision });
+      onDecision: (t, decision, cluster) => {
+        decisions.push({ t, decision, ...(cluster !== undefined && { cluster }) });
       },
     },
     readyChanges,

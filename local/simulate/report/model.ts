@@ -44,12 +44,16 @@ export interface ReadyChange {
   readonly t: number;
   readonly node: string;
   readonly ready: NodeReadyStatus;
+  /** In a run of several clusters: whose node. */
+  readonly cluster?: string;
 }
 
 /** A decision the functions recorded, at its instant of virtual time (seconds since the start). */
 export interface TimedDecision {
   readonly t: number;
   readonly decision: DecisionRecord;
+  /** In a run of several clusters: whose decision. */
+  readonly cluster?: string;
 }
 
 /** Everything the report is drawn from. */
