@@ -198,23 +198,33 @@ export interface FinalState {
   readonly markings: Readonly<Record<string, number>>;
 }
 
-/** The final state of a run's lines: the Summary's nodes and the PodDeleted lines' pods. */
+/**
+ * The final state of a run's lines: the Summary's nodes and the PodDeleted lines' pods. In a run of
+ * several clusters every cluster's Summary counts, and each name is `cluster/name`.
+ */
 export function finalStateOf(lines: readonly TimelineLine[]): FinalState {
-  const summary = lines.findLast((line) => line.kind === 'Summary');
-  if (summary?.kind !== 'Summary') throw new Error('the run has no Summary line');
+  const summaries = lines.filter((line) => line.kind === 'Summary');
+  if (summaries.length === 0) throw new Error('the run has no Summary line');
+  const named = (line: TimelineLine, name: string): string =>
+    line.cluster === undefined ? name : `${line.cluster}/${name}`;
+  const ends: [string, NodeEnd][] = summaries.flatMap((summary) =>
+    summary.nodes.map((node): [string, NodeEnd] => [
+      named(summary, node.node),
+      {
+        ready: node.ready,
+        taints: [...new Set(node.taints.map((t) => `${t.key}:${t.effect}`))].sort(compare),
+      },
+    ]),
+  );
   const nodes: Record<string, NodeEnd> = {};
-  for (const node of [...summary.nodes].sort((a, b) => compare(a.node, b.node))) {
-    nodes[node.node] = {
-      ready: node.ready,
-      taints: [...new Set(node.taints.map((t) => `${t.key}:${t.effect}`))].sort(compare),
-    };
-  }
+  for (const [name, end] of ends.sort(([a], [b]) => compare(a, b))) nodes[name] = end;
   const podsDeleted = new Set<string>();
   const markings = new Map<string, number>();
   for (const line of lines) {
-    if (line.kind === 'PodDeleted') podsDeleted.add(line.pod);
+    if (line.kind === 'PodDeleted') podsDeleted.add(named(line, line.pod));
     if (line.kind === 'Event' && line.message.startsWith('Marking for deletion')) {
-      markings.set(line.object, (markings.get(line.object) ?? 0) + 1);
+      const object = named(line, line.object);
+      markings.set(object, (markings.get(object) ?? 0) + 1);
     }
   }
   return {

@@ -2,13 +2,13 @@
 // process, and answers each with the run's final state (or why it failed). It ends when its parent
 // disconnects.
 import { readFile } from 'node:fs/promises';
-import { parseScenario } from '../local/simulate/scenario.js';
+import { parseScenarioDocument } from '../local/simulate/scenario.js';
 import { runSimulation } from '../local/simulate/simulation.js';
 import { finalStateOf, type Task, type TaskAnswer } from './chaos.js';
 
 async function run(task: Task): Promise<TaskAnswer> {
   try {
-    const scenario = parseScenario(await readFile(task.file, 'utf8'), task.file);
+    const scenario = parseScenarioDocument(await readFile(task.file, 'utf8'), task.file);
     const result = await runSimulation(scenario, task.chaos === undefined ? {} : { chaos: task.chaos });
     return { id: task.id, state: finalStateOf(result.lines) };
   } catch (error) {
