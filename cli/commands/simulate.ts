@@ -76,6 +76,7 @@ Examples:
   nlc simulate --json examples/scenarios/zone-partial-disruption.yaml | jq -c 'select(.kind == "TaintAdded")'
   nlc simulate --chaos duplicates=3,maxDelay=30s,failures=0.1,seed=7 examples/scenarios/single-node-failure.yaml
   nlc simulate --report out.html examples/scenarios/zone-partial-disruption.yaml
+  nlc simulate examples/scenarios/two-clusters-one-zone-down.yaml   # one deployment serving two clusters
 `;
 
 // ---------------------------------------------------------------------------------------------------

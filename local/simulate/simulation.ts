@@ -33,6 +33,10 @@
 //   after an etcd restore; every watch ends with 410 Gone, so the relay and the kubelets relist.
 // - What the controller did is read from the API simulator (observe.ts), the zone states from the
 //   monitor's decisions, the Summary from the API and the state tables.
+// - Several clusters (a scenario's `clusters`): one deployment, as a stage serving them (one state
+//   store, one bus, the dispatch configured from NLC_CLUSTERS, stage.ts), and per cluster its own API
+//   simulator, kubelets, relay and timeline (clusterRun.ts). Lines and diagnostics then name their
+//   cluster; a scenario of one cluster runs and prints as it always has.
 import {
   actionsFromDecisions,
   matchActions,
