@@ -310,8 +310,8 @@ export function createSimulatedController(options: SimulatedControllerOptions): 
   const continuation = (step: Step): Continuation | undefined =>
     step.kind === 'done' ? undefined : { after: step.ms, run: async () => continuation(await step.next()) };
   /** One cluster's run of an invocation: its first step, as a continuation. */
-  interface ClusterRun {
-    readonly cluster: string | undefined;
+  interface PerClusterRun {
+    readonly cluster: string;
     readonly run: () => Promise<Continuation | undefined>;
   }
   /**
@@ -319,10 +319,10 @@ export function createSimulatedController(options: SimulatedControllerOptions): 
    * cluster its event or invoke names (refused before any I/O when the deployment does not serve it), or
    * one run per served cluster for a schedule's tick. Throws what the shell's parse would.
    */
-  const runsOf = (fn: FunctionName, payload: Payload): ClusterRun[] => {
+  const runsOf = (fn: FunctionName, payload: Payload): PerClusterRun[] => {
     const input = inputOf(payload);
     const target = clusterOf(input);
-    const runOf = (cluster: string): ClusterRun => {
+    const runOf = (cluster: string): PerClusterRun => {
       const runtime = runtimes.get(cluster);
       if (runtime === undefined) throw unservedCluster(input, cluster, clusterNames);
       return {
@@ -343,7 +343,7 @@ export function createSimulatedController(options: SimulatedControllerOptions): 
     };
     return target === undefined ? clusterNames.map(runOf) : [runOf(target)];
   };
-  const handlers: Readonly<Record<string, { priority: number; runs: (p: Payload) => ClusterRun[] }>> =
+  const handlers: Readonly<Record<string, { priority: number; runs: (p: Payload) => PerClusterRun[] }>> =
     Object.fromEntries(
       FunctionNames.map((fn) => [
         fn,
@@ -435,7 +435,7 @@ export function createSimulatedController(options: SimulatedControllerOptions): 
       const { run: resume } = next;
       scheduler.at(resumeAt, priority, () => step(cluster, resume));
     };
-    let runs: ClusterRun[];
+    let runs: PerClusterRun[];
     try {
       runs = handlers[fn]?.runs(payload) ?? [];
     } catch (error) {
