@@ -35,19 +35,20 @@ afterAll(async () => {
 describe('the local stack serving two clusters', () => {
   it('passes the digests of both clusters, each in its own keys of the shared tables', async () => {
     for (const cluster of [stack.config.cluster, 'beta']) {
-      await eventually(
-        `${cluster}: three Normal zones`,
+      // A commit writes its zone rows before it records the digest processed (the cluster row's
+      // position): wait for both, not for a commit half-way.
+      const meta = await eventually(
+        `${cluster}: three Normal zones, and a digest recorded processed`,
         async () => {
           const loaded = await stack.stores.controllerState.load(cluster);
           const states = [...loaded.state.zoneStates.values()];
-          return states.length === 3 && states.every((s) => s === 'Normal') ? states : undefined;
+          const normal = states.length === 3 && states.every((s) => s === 'Normal');
+          return normal && loaded.meta.lastSequence !== undefined ? loaded.meta : undefined;
         },
         120_000,
       );
+      expect(meta.committedAt).toBeDefined();
     }
-    const meta = await stack.stores.controllerState.loadMeta('beta');
-    expect(meta.lastSequence).toBeDefined();
-    expect(meta.committedAt).toBeDefined();
   }, 250_000);
 
   it('a node dying in the second cluster is tainted there; the first cluster is untouched', async () => {
