@@ -188,6 +188,18 @@ export function maxQuietDigestPeriod(config: Pick<ControllerConfig, 'nodeMonitor
 }
 
 /**
+ * The quiet digest period when none is set: 15 s, a third of a grace period too short for it, never
+ * below the monitor period (which turns quiet digests off).
+ *
+ * @example defaultQuietDigestPeriod({ nodeMonitorPeriod: 5_000, nodeMonitorGracePeriod: 40_000 }); // 13333
+ */
+export function defaultQuietDigestPeriod(
+  config: Pick<ControllerConfig, 'nodeMonitorPeriod' | 'nodeMonitorGracePeriod'>,
+): Millis {
+  return Math.max(config.nodeMonitorPeriod, Math.min(DefaultQuietDigestPeriod, maxQuietDigestPeriod(config)));
+}
+
+/**
  * Reads the relay's settings. `overrides` are command-line flags (they win over the environment).
  * Throws one ConfigError naming every bad variable.
  *
@@ -287,7 +299,7 @@ export function loadRelaySettings(
   if (controller !== undefined) {
     const max = maxQuietDigestPeriod(controller);
     if (quietDigestPeriod === undefined && quietRaw === undefined) {
-      quietDigestPeriod = Math.max(controller.nodeMonitorPeriod, Math.min(DefaultQuietDigestPeriod, max));
+      quietDigestPeriod = defaultQuietDigestPeriod(controller);
     } else if (quietDigestPeriod === 0) {
       quietDigestPeriod = controller.nodeMonitorPeriod;
     } else if (quietDigestPeriod !== undefined && quietDigestPeriod < controller.nodeMonitorPeriod) {

@@ -14,7 +14,7 @@ import type { EventSink } from '../../shared/ports/eventSink.js';
 import { Priority, type Scheduler } from '../../shared/ports/scheduler.js';
 import type { LoadedState } from '../../shared/ports/stores.js';
 import { createRelay, type Relay } from '../../relay/relay.js';
-import { defaultLeaseWatchStallTimeout } from '../../relay/settings.js';
+import { defaultLeaseWatchStallTimeout, defaultQuietDigestPeriod } from '../../relay/settings.js';
 import {
   ApiStatusError,
   createApiStore,
@@ -152,6 +152,8 @@ export interface ClusterRunOptions {
    * cluster, `['clusters', i]` within a scenario of several.
    */
   readonly path: readonly PropertyKey[];
+  /** The relay's quiet digest period (SimulationOptions.relayQuietDigestPeriod). */
+  readonly relayQuietDigestPeriod?: Millis | 'asDeployed';
 }
 
 /** One cluster of a run: built before the controller, started once the deployment's bus is there. */
@@ -276,6 +278,13 @@ export function createClusterRun(options: ClusterRunOptions): ClusterRun {
         nodeMonitorPeriod: config.nodeMonitorPeriod,
         // As the deployed relay picks it from the same settings.
         leaseWatchStallTimeoutMs: defaultLeaseWatchStallTimeout(config),
+        // A digest every period unless asked (relay.md, "Quiet digests"; the decisions are the same).
+        ...(options.relayQuietDigestPeriod !== undefined && {
+          quietDigestPeriod:
+            options.relayQuietDigestPeriod === 'asDeployed'
+              ? defaultQuietDigestPeriod(config)
+              : options.relayQuietDigestPeriod,
+        }),
         relayId: simulatedRelayId(relayTerm),
         // As deployed (infra/relay): the functions check each relay term against this Lease.
         leaderElection: { namespace: RelayLeaseNamespace, name: RelayLeaseName },

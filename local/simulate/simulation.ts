@@ -143,6 +143,13 @@ export interface SimulationOptions {
    * the events fired: for a progress line (progress.ts).
    */
   readonly onProgress?: (progress: SimulationProgress) => void;
+  /**
+   * The relays' quiet digest period (docs/relay.md, "Quiet digests"): `asDeployed`, what the relay
+   * process takes from the scenario's settings (15 s with the default grace period). Default: a digest
+   * every nodeMonitorPeriod, which decides the same (test/e2e/simulate/quietDigests.test.ts) and shows
+   * every pass.
+   */
+  readonly relayQuietDigestPeriod?: Millis | 'asDeployed';
 }
 
 export { relayHostClock, simulatedRelayId, skewedScheduler } from './clusterRun.js';
@@ -278,6 +285,9 @@ export async function runSimulation(
             apiRequests++;
           },
           path: multi ? ['clusters', i] : [],
+          ...(options.relayQuietDigestPeriod !== undefined && {
+            relayQuietDigestPeriod: options.relayQuietDigestPeriod,
+          }),
         }),
       );
     });
