@@ -1,6 +1,8 @@
 // What the monitor costs in steady state, measured by running the real services (shared/app/monitor.ts,
 // shared/app/drainer.ts) against the real DynamoDB stores on dynalite:
-//   npx tsx bench/monitorCost.ts [nodes ...] [--json]     (default: 1000 5000)
+//   npx tsx bench/monitorCost.ts [nodes ...] [--json] [--entry-max-bytes N]     (default: 1000 5000)
+//   (--entry-max-bytes: the relay's NLC_RELAY_DIGEST_ENTRY_MAX_BYTES; default 261120 up to 20,000 nodes and
+//   1000000 above, as infra/relay-large sets it for those clusters)
 //   (--json: one JSON document of the same figures, unrounded, instead of Markdown, for bench/scale.ts)
 //
 // Healthy nodes renew their lease every 10 s; in steady state (every node Ready and renewing) the
@@ -31,7 +33,12 @@ import { runScheduledCheck } from '../shared/app/scheduledCheck.js';
 import { UPSTREAM_DEFAULTS, type ControllerConfig } from '../shared/config.js';
 import type { Effect, ResultOf } from '../shared/domain/effects.js';
 import { HeartbeatDigestDetailType, RelaySource, utf8Bytes, type HeartbeatDigest } from '../shared/events.js';
-import { DefaultDigestPartMaxBytes, heartbeatDigestBytes, splitDigest } from '../shared/heartbeatDigest.js';
+import {
+  DefaultDigestEntryMaxBytes,
+  DigestEntryOverheadBytes,
+  fitDigest,
+  heartbeatDigestBytes,
+} from '../shared/heartbeatDigest.js';
 import type { LogFields, Observer } from '../shared/ports/observer.js';
 import type { LoadedState } from '../shared/ports/stores.js';
 import { startDynamoDb } from '../test/helpers/dynamodb.js';
@@ -154,6 +161,11 @@ const billedReads = (used: CapacitySnapshot): number => {
   return Math.max(used.readUnits, requests - 0.5 * used.eventuallyConsistentReads);
 };
 
+/** The relay's entry limit for a cluster of this size (--entry-max-bytes, or the overlay's). */
+function entryMaxBytesFor(nodeCount: number): number {
+  return entryMaxBytesOption ?? (nodeCount > 20_000 ? 1_000_000 : DefaultDigestEntryMaxBytes);
+}
+
 async function run(nodeCount: number) {
   const db = await startDynamoDb(`nlc-mcost-${nodeCount}`);
   let wall = t0;
@@ -234,9 +246,10 @@ async function run(nodeCount: number) {
   }
   // A digest too large for one entry is sent in parts, each its own event and invocation
   // (docs/events.md#size): the warm passes get them as the relay sends them, part by part.
+  // As the relay fits it (relay/digestLoop.ts): plain, packed, a shard of the fingerprints, or parts.
+  const detailMaxBytes = entryMaxBytesFor(nodeCount) - DigestEntryOverheadBytes;
   const inParts = async (digest: HeartbeatDigest, options: RunMonitorPassOptions): Promise<void> => {
-    for (const part of splitDigest(digest, DefaultDigestPartMaxBytes))
-      await runMonitorPass(deps, part, options);
+    for (const part of fitDigest(digest, detailMaxBytes).parts) await runMonitorPass(deps, part, options);
   };
   // Settle: zones become Normal, and the seeding leaves refresh's 60 s window.
   for (let i = 0; i < 14; i++) {
@@ -288,7 +301,7 @@ async function run(nodeCount: number) {
   const checkLogBytes = observer.bytesWithMetrics(1);
   await db.stop();
 
-  const parts = splitDigest(lastDigest, DefaultDigestPartMaxBytes);
+  const parts = fitDigest(lastDigest, detailMaxBytes).parts;
   const entryBytes = parts.map(
     (p) => utf8Bytes(RelaySource) + utf8Bytes(HeartbeatDigestDetailType) + heartbeatDigestBytes(p),
   );
@@ -530,7 +543,20 @@ function printMarkdown(s: ReturnType<typeof summarize>): void {
 
 const args = process.argv.slice(2);
 const json = args.includes('--json');
-const sizes = args.map(Number).filter((n) => n > 0);
+const entryFlag = args.indexOf('--entry-max-bytes');
+const entryMaxBytesOption = entryFlag < 0 ? undefined : Number(args[entryFlag + 1]);
+if (
+  entryMaxBytesOption !== undefined &&
+  !(Number.isInteger(entryMaxBytesOption) && entryMaxBytesOption >= 65_536)
+) {
+  throw new Error(
+    `--entry-max-bytes: expected an integer of at least 65536, got ${String(args[entryFlag + 1])}`,
+  );
+}
+const sizes = args
+  .filter((_, i) => entryFlag < 0 || (i !== entryFlag && i !== entryFlag + 1))
+  .map(Number)
+  .filter((n) => n > 0);
 if (!json) console.log('Prices (us-east-1, list):', JSON.stringify(PRICE));
 const results = [];
 for (const nodeCount of sizes.length > 0 ? sizes : [1_000, 5_000]) {
