@@ -7,6 +7,17 @@ import { PutEventsMaxBytes } from '../../../shared/adapters/eventbridge/putEvent
 import { ConfigError } from '../../../shared/errors.js';
 import { DefaultDigestEntryMaxBytes } from '../../../shared/heartbeatDigest.js';
 
+/** What loadRelaySettings refuses in `env`, as `VARIABLE: message` lines; none when it loads. */
+function issues(env: Record<string, string>): string[] {
+  try {
+    loadRelaySettings(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.issues.map((i) => `${i.path}: ${i.message}`);
+    throw error;
+  }
+  return [];
+}
+
 describe('loadRelaySettings', () => {
   it('reads the relay variables next to the controller settings it shares', () => {
     expect(
@@ -116,16 +127,6 @@ describe('loadRelaySettings', () => {
 });
 
 describe('the digest entry size', () => {
-  const issues = (env: Record<string, string>): string[] => {
-    try {
-      loadRelaySettings(env);
-    } catch (error) {
-      if (error instanceof ConfigError) return error.issues.map((i) => `${i.path}: ${i.message}`);
-      throw error;
-    }
-    return [];
-  };
-
   it("defaults to 255 KiB, which every partition's entry limit takes", () => {
     expect(loadRelaySettings({}).digestEntryMaxBytes).toBe(261_120);
     expect(loadRelaySettings({}).digestEntryMaxBytes).toBe(DefaultDigestEntryMaxBytes);
@@ -151,16 +152,6 @@ describe('the digest entry size', () => {
 });
 
 describe('the watch stall timeouts', () => {
-  const issues = (env: Record<string, string>): string[] => {
-    try {
-      loadRelaySettings(env);
-    } catch (error) {
-      if (error instanceof ConfigError) return error.issues.map((i) => `${i.path}: ${i.message}`);
-      throw error;
-    }
-    return [];
-  };
-
   it('default to 20 s for the lease watch and 3 minutes for the others', () => {
     expect(loadRelaySettings({})).toMatchObject({
       leaseWatchStallTimeout: 20_000,
