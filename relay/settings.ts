@@ -13,7 +13,7 @@ import { loadConfig, type ControllerConfig } from '../shared/config.js';
 import { durationSchema, formatDuration } from '../shared/duration.js';
 import type { Millis } from '../shared/domain/types.js';
 import { ConfigError, type ConfigIssue } from '../shared/errors.js';
-import { DefaultDigestEntryMaxBytes } from '../shared/heartbeatDigest.js';
+import { DefaultDigestEntryMaxBytes, maxQuietDigestPeriod } from '../shared/heartbeatDigest.js';
 import { isDNS1123Label, isDNS1123Subdomain } from '../shared/wireFormat.js';
 import {
   DefaultLeaseWatchStallTimeout,
@@ -175,17 +175,6 @@ export function defaultLeaseWatchStallTimeout(
 
 /** The quiet digest period when none is set. */
 export const DefaultQuietDigestPeriod: Millis = 15_000;
-
-/**
- * The longest quiet digest period: a third of the grace period. The functions take a digest missing
- * for longer than the grace period as an observation gap; at a third, two quiet digests lost in a row
- * still are not one.
- *
- * @example maxQuietDigestPeriod({ nodeMonitorGracePeriod: 50_000 }); // 16666
- */
-export function maxQuietDigestPeriod(config: Pick<ControllerConfig, 'nodeMonitorGracePeriod'>): Millis {
-  return Math.floor(config.nodeMonitorGracePeriod / 3);
-}
 
 /**
  * The quiet digest period when none is set: 15 s, a third of a grace period too short for it, never

@@ -14,6 +14,18 @@ import {
 import { digestWireForms, type DigestWireForms } from './heartbeatDigestWire.js';
 
 /**
+ * The longest quiet digest period (docs/relay.md, "Quiet digests"): a third of the grace period. The
+ * functions take a digest missing for longer than the grace period as an observation gap; at a third,
+ * two quiet digests lost in a row still are not one. The relay's setting is bounded by it, and the
+ * functions clamp what a digest says to it.
+ *
+ * @example maxQuietDigestPeriod({ nodeMonitorGracePeriod: 50_000 }); // 16666
+ */
+export function maxQuietDigestPeriod(config: { readonly nodeMonitorGracePeriod: number }): number {
+  return Math.floor(config.nodeMonitorGracePeriod / 3);
+}
+
+/**
  * Where a digest stands in the relay's stream: its relay term (`relayId`, and `leaderSince`, the
  * relay-clock instant the relay became leader) and its `sequence` within the term. Only the sequence
  * orders digests, and only within a term; which term counts is the leader Lease's to say, and a relay's

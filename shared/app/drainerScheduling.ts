@@ -4,6 +4,7 @@
 // virtual time. One drain is drainer.ts runDrainer.
 import type { ControllerConfig } from '../config.js';
 import type { EpochMillis, Millis } from '../domain/types.js';
+import { maxQuietDigestPeriod } from '../heartbeatDigest.js';
 import { runDrainer, type DrainerDeps, type DrainerInvocation, type DrainerResult } from './drainer.js';
 import { done, type Step } from './steps.js';
 
@@ -44,7 +45,7 @@ export function clampNextPassWithin(
   config: Pick<ControllerConfig, 'nodeMonitorPeriod' | 'nodeMonitorGracePeriod'>,
 ): Millis {
   const period = config.nodeMonitorPeriod;
-  const most = Math.max(period, Math.floor(config.nodeMonitorGracePeriod / 3));
+  const most = Math.max(period, maxQuietDigestPeriod(config));
   return Math.min(most, Math.max(period, claimed ?? period));
 }
 

@@ -9,6 +9,7 @@ import type { ControllerState } from '../domain/controllerState.js';
 import type { MonitorPassResult } from '../domain/monitorNodeHealth.js';
 import type { EpochMillis, Lease, Millis, Node } from '../domain/types.js';
 import type { HeartbeatDigest } from '../events.js';
+import { maxQuietDigestPeriod } from '../heartbeatDigest.js';
 import { onFunctionsClock, type DigestVerdict } from '../digestClock.js';
 import type { LogFields } from '../ports/observer.js';
 import type { ClusterMeta, StoreVersions } from '../ports/stores.js';
@@ -214,7 +215,7 @@ export function quietPeriodTooLong(
   digest: Pick<HeartbeatDigest, 'quietPeriodMs'>,
   config: Pick<ControllerConfig, 'nodeMonitorGracePeriod'>,
 ): { readonly quietPeriodMs: number; readonly mostMs: number } | undefined {
-  const most = Math.floor(config.nodeMonitorGracePeriod / 3);
+  const most = maxQuietDigestPeriod(config);
   const quiet = digest.quietPeriodMs;
   return quiet !== undefined && quiet > most ? { quietPeriodMs: quiet, mostMs: most } : undefined;
 }
