@@ -27,7 +27,7 @@ import {
 } from './domain/types.js';
 import { upstreamBehaviour } from './domain/upstreamVersion.js';
 import type { PodChanged } from './events.js';
-import type { DecisionRecord } from './ports/stores.js';
+import type { DecisionRecord, NodeControllerSeen } from './ports/stores.js';
 
 /** The kinds of action compared, as upstream's controllers take them. */
 export const AgreementKinds = [
@@ -163,34 +163,52 @@ export function actionsFromDecisions(decisions: readonly DecisionRecord[]): Cont
 export const ClusterSource = 'cluster';
 
 const nodeControllerTaintKeys: ReadonlySet<string> = new Set([TaintNodeNotReady, TaintNodeUnreachable]);
-const ncTaints = (node: Node): Set<string> =>
-  new Set(node.taints.filter((t) => nodeControllerTaintKeys.has(t.key)).map(formatTaintInput));
 
 /**
- * What the cluster's node controller did between two copies of a node: Ready marked Unknown with its
- * reason (NodeStatusUnknown), node-controller taints (not-ready, unreachable) added and removed. Without
- * an earlier copy nothing is known to have changed.
+ * What a node shows of the node controller's writes: its Ready condition (status and reason) and the
+ * node-controller taints (not-ready, unreachable), with the node's uid and resourceVersion. node-taints
+ * stores the last one it saw of each node (NodeStore.putNodeControllerSeen) and diffs the next against
+ * it: a copy of its own, because the node copy itself is also advanced by other writers (taint eviction's
+ * and the monitor's API reads), which would leave nothing to diff.
+ */
+export function nodeControllerView(node: Node): NodeControllerSeen {
+  const ready = getNodeCondition(node.conditions, NodeReady);
+  return {
+    uid: node.uid,
+    ...(node.resourceVersion !== undefined && { resourceVersion: node.resourceVersion }),
+    ...(ready !== undefined && { ready: ready.status }),
+    ...(ready?.reason !== undefined && { reason: ready.reason }),
+    taints: node.taints
+      .filter((t) => nodeControllerTaintKeys.has(t.key))
+      .map(formatTaintInput)
+      .sort(),
+  };
+}
+
+/**
+ * What the cluster's node controller did to a node between two views of it: Ready marked Unknown with
+ * its reason (NodeStatusUnknown), node-controller taints (not-ready, unreachable) added and removed.
+ * Without an earlier view of the same node (uid) nothing is known to have changed.
  *
  * @example
- * nodeControllerActions(stored, next, now); // [{ kind: 'markUnknown', subject: 'a-1', detail: '', at: now }]
+ * nodeControllerActions(nodeControllerView(stored), nodeControllerView(next), 'a-1', now); // [{ kind: 'markUnknown', subject: 'a-1', detail: '', at: now }]
  */
 export function nodeControllerActions(
-  previous: Node | undefined,
-  next: Node,
+  previous: NodeControllerSeen | undefined,
+  next: NodeControllerSeen,
+  subject: string,
   at: EpochMillis,
 ): ControllerAction[] {
-  if (previous === undefined) return [];
+  if (previous === undefined || previous.uid !== next.uid) return [];
   const actions: ControllerAction[] = [];
-  const was = getNodeCondition(previous.conditions, NodeReady);
-  const is = getNodeCondition(next.conditions, NodeReady);
-  if (is?.status === 'Unknown' && is.reason === NodeStatusUnknownReason && was?.status !== 'Unknown')
-    actions.push({ kind: 'markUnknown', subject: next.name, detail: '', at });
-  const before = ncTaints(previous);
-  const after = ncTaints(next);
+  if (next.ready === 'Unknown' && next.reason === NodeStatusUnknownReason && previous.ready !== 'Unknown')
+    actions.push({ kind: 'markUnknown', subject, detail: '', at });
+  const before = new Set(previous.taints);
+  const after = new Set(next.taints);
   for (const taint of [...after].sort())
-    if (!before.has(taint)) actions.push({ kind: 'taintAdded', subject: next.name, detail: taint, at });
+    if (!before.has(taint)) actions.push({ kind: 'taintAdded', subject, detail: taint, at });
   for (const taint of [...before].sort())
-    if (!after.has(taint)) actions.push({ kind: 'taintRemoved', subject: next.name, detail: taint, at });
+    if (!after.has(taint)) actions.push({ kind: 'taintRemoved', subject, detail: taint, at });
   return actions;
 }
 
@@ -244,19 +262,20 @@ export function asIfNotEvictedByAnother<P extends Pick<Pod, 'deletionTimestamp' 
 
 /**
  * How long a redelivered Pod Changed may come after the first delivery: Lambda's retries end at the
- * functions' maximumEventAge (10 minutes). Node actions need no window: node-taints records one per
- * node resourceVersion.
+ * functions' maximumEventAge (10 minutes). Node actions need no window: they carry the node's
+ * resourceVersion, and one version's action recorded twice is one.
  */
 const PodRedeliveryWindowMs = 15 * 60_000;
 
 /**
  * The cluster's actions the functions recorded (source `cluster`, `what` the action's kind). A pod
  * action recorded again for the same pod (uid) within the redelivery window is the same event
- * delivered twice, and one action.
+ * delivered twice, and one action; so is a node action recorded again for the same node version.
  */
 export function actionsFromClusterDecisions(decisions: readonly DecisionRecord[]): ControllerAction[] {
   const kinds: ReadonlySet<string> = new Set(AgreementKinds);
   const lastPodAction = new Map<string, EpochMillis>();
+  const seenNodeVersions = new Set<string>();
   return [...decisions]
     .sort((a, b) => a.at - b.at)
     .flatMap((d): ControllerAction[] => {
@@ -265,6 +284,13 @@ export function actionsFromClusterDecisions(decisions: readonly DecisionRecord[]
       const pod = podOfDecision(d);
       const detail = taint === undefined ? '' : formatTaintInput(taint);
       const subject = pod === undefined ? d.node : formatPodRef(pod);
+      // One node version's change, recorded again by a retried invocation (node-taints records before it
+      // moves its view: nodeTaints.ts), is one action.
+      if (pod === undefined && typeof d.inputs?.resourceVersion === 'string') {
+        const identity = `${d.what}\u0000${d.node}\u0000${detail}\u0000${d.inputs.resourceVersion}`;
+        if (seenNodeVersions.has(identity)) return [];
+        seenNodeVersions.add(identity);
+      }
       if (typeof d.inputs?.uid === 'string') {
         const identity = `${d.what}\u0000${d.inputs.uid}`;
         const previous = lastPodAction.get(identity);

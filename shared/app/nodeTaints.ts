@@ -17,7 +17,14 @@
 //   after attempting both steps, so Lambda retries the event; the writes are idempotent.
 // - A node whose own content is over the bounds of the controller's copy (shared/eventBounds.ts)
 //   is stored cut, and a `truncated` decision says what was cut, so `nlc explain` shows it.
-import { actionsOfWrite, ClusterSource, nodeControllerActions, type ControllerAction } from '../agreement.js';
+import {
+  actionsOfWrite,
+  ClusterSource,
+  nodeControllerActions,
+  nodeControllerView,
+  type ControllerAction,
+} from '../agreement.js';
+import { compareResourceVersion } from './leaseConfirmation.js';
 import type { ControllerConfig } from '../config.js';
 import { formatConditionInput, formatTaintInput } from '../decisionContract.js';
 import { DecidingExecutor, describeResult } from './decisions.js';
@@ -156,6 +163,60 @@ function needsWrite(node: Node): boolean {
   return doNoScheduleTaintingPass(node) !== undefined || reconcileNodeLabels(node) !== undefined;
 }
 
+/** How many times node-taints re-reads its view of a node that another invocation advanced meanwhile. */
+const SeenAttempts = 3;
+
+/** Whether `next` is a later version of the node than `seen` (resourceVersions that do not compare: when they differ). */
+function isLater(next: string | undefined, seen: string | undefined): boolean {
+  if (seen === undefined) return true;
+  if (next === undefined) return false;
+  return (compareResourceVersion(next, seen) ?? (next === seen ? 0 : 1)) === 1;
+}
+
+/**
+ * Diffs the event's node against node-taints' last view of it, records what the node controller did
+ * (recordClusterActions, or reportForeignWrites when active), then stores the event's view, conditional
+ * on the one read: a concurrent invocation for a later version wins, one for an earlier version is
+ * diffed again. Actions are recorded before the view moves, so a retry after a failure records them
+ * again (same seq), never loses them. Returns the node copy read with the view (the one stored before).
+ * Rows from before the view existed: the node copy is the base when it is older than the event.
+ */
+async function observeNodeController(
+  deps: NodeTaintsDeps,
+  change: NodeChanged,
+  opts: { readonly signal?: AbortSignal },
+): Promise<{ readonly node: Node | undefined }> {
+  const { stores, clock } = deps;
+  const next = nodeControllerView(change.node);
+  let stored: Node | undefined;
+  for (let attempt = 0; attempt < SeenAttempts; attempt++) {
+    const read = await stores.nodes.getNodeControllerSeen(change.cluster, change.node.name, opts);
+    if (attempt === 0) stored = read.node;
+    if (read.seen !== undefined && !isLater(next.resourceVersion, read.seen.resourceVersion)) break;
+    const base =
+      read.seen ??
+      (read.node !== undefined &&
+      read.node.resourceVersion !== undefined &&
+      isLater(next.resourceVersion, read.node.resourceVersion)
+        ? nodeControllerView(read.node)
+        : undefined);
+    const actions = nodeControllerActions(base, next, change.node.name, clock.now());
+    if (actions.length > 0) {
+      if (deps.config.dryRun) await recordClusterActions(deps, change.cluster, change.node, actions, opts);
+      else await reportForeignWrites(deps, change.cluster, change.node, actions, opts);
+    }
+    const put = await stores.nodes.putNodeControllerSeen(
+      change.cluster,
+      change.node.name,
+      next,
+      { resourceVersion: read.seen?.resourceVersion },
+      opts,
+    );
+    if (put.applied) break;
+  }
+  return { node: stored };
+}
+
 /**
  * Runs node-taints for one Node Changed event.
  *
@@ -172,23 +233,18 @@ export async function runNodeTaints(
   const callOpts = signal === undefined ? {} : { signal };
   const fields = { cluster: change.cluster, node: change.node.name, type: change.type };
 
-  // The copy stored before this change says what the node controller's writes changed. In shadow mode
-  // they are the cluster's own controller's: recorded beside this controller's decisions (`nlc
-  // agreement`, `nlc explain`). Active, each should be this controller's own: one that is not means
-  // two controllers at once (a managed control plane's own NodeLifecycleController).
-  const previous =
+  // node-taints' own last view of the node says what the node controller's writes changed (not the
+  // node copy: taint eviction and the monitor store the API's newer copies too, and one that got there
+  // first would leave nothing to compare). In shadow mode they are the cluster's own controller's:
+  // recorded beside this controller's decisions (`nlc agreement`, `nlc explain`). Active, each should be
+  // this controller's own: one that is not means two controllers at once (a managed control plane's own
+  // NodeLifecycleController).
+  const observed =
     options.fromApi !== true && change.type !== 'DELETED'
-      ? await stores.nodes.getNode(change.cluster, change.node.name, callOpts)
+      ? await observeNodeController(deps, change, callOpts)
       : undefined;
+  const previous = observed?.node;
   const order = options.fromApi === true ? 'applied' : await recordNodeChange(stores.nodes, change, callOpts);
-  if (order === 'applied' && previous !== undefined) {
-    const actions = nodeControllerActions(previous, change.node, clock.now());
-    if (actions.length > 0) {
-      if (deps.config.dryRun)
-        await recordClusterActions(deps, change.cluster, change.node, actions, callOpts);
-      else await reportForeignWrites(deps, change.cluster, change.node, actions, callOpts);
-    }
-  }
   if (order === 'stale') {
     observer.info('node-taints: stale Node Changed, nothing to do', {
       ...fields,

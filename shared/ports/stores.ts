@@ -276,6 +276,20 @@ export interface NodeWriteResult {
   readonly applied: boolean;
 }
 
+/**
+ * What node-taints last saw of a node's node-controller state (shared/agreement.ts nodeControllerView):
+ * the base its next Node Changed is diffed against to tell what the cluster's node controller did.
+ */
+export interface NodeControllerSeen {
+  readonly uid: string;
+  readonly resourceVersion?: string;
+  /** The Ready condition's status and reason; absent when the node has no Ready condition. */
+  readonly ready?: string;
+  readonly reason?: string;
+  /** The node-controller taints, `key:effect`, sorted. */
+  readonly taints: readonly string[];
+}
+
 export interface NodeStore {
   /**
    * Stores the trimmed node, unless a newer resourceVersion is stored (compared as integers when both
@@ -303,6 +317,27 @@ export interface NodeStore {
     cluster: string,
     name: string,
     node: Node | undefined,
+    expected: { readonly resourceVersion: string | undefined },
+    opts?: StoreCallOptions,
+  ): Promise<NodeWriteResult>;
+  /**
+   * What node-taints last saw of the node (strongly consistent), and the cached copy (undefined when
+   * absent or deleted): one read.
+   */
+  getNodeControllerSeen(
+    cluster: string,
+    name: string,
+    opts?: StoreCallOptions,
+  ): Promise<{ readonly seen: NodeControllerSeen | undefined; readonly node: Node | undefined }>;
+  /**
+   * Stores what node-taints saw of the node, conditional on the stored one still being the one it read
+   * (`expected`: its resourceVersion, undefined for none): `applied: false` when another invocation got
+   * there first. Touches nothing else of the item.
+   */
+  putNodeControllerSeen(
+    cluster: string,
+    name: string,
+    seen: NodeControllerSeen,
     expected: { readonly resourceVersion: string | undefined },
     opts?: StoreCallOptions,
   ): Promise<NodeWriteResult>;

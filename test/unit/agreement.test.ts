@@ -6,6 +6,7 @@ import {
   actionsFromDecisions,
   matchActions,
   nodeControllerActions,
+  nodeControllerView,
   podControllerActions,
   type ControllerAction,
 } from '../../shared/agreement.js';
@@ -281,6 +282,7 @@ describe('nodeControllerActions (what the cluster did between two copies of a no
     unschedulable: false,
   });
   const u = 'node.kubernetes.io/unreachable';
+  const view = nodeControllerView;
 
   it('a mark with its reason and the node-controller taints added and removed; other taints are not its', () => {
     const before = node('True', 'KubeletReady', [
@@ -288,7 +290,7 @@ describe('nodeControllerActions (what the cluster did between two copies of a no
       'dedicated:NoSchedule',
     ]);
     const after = node('Unknown', 'NodeStatusUnknown', [`${u}:NoSchedule`, `${u}:NoExecute`]);
-    expect(nodeControllerActions(before, after, at(85))).toEqual([
+    expect(nodeControllerActions(view(before), view(after), 'a-1', at(85))).toEqual([
       action('markUnknown', 'a-1', 85),
       action('taintAdded', 'a-1', 85, `${u}:NoExecute`),
       action('taintAdded', 'a-1', 85, `${u}:NoSchedule`),
@@ -298,11 +300,39 @@ describe('nodeControllerActions (what the cluster did between two copies of a no
 
   it('nothing without an earlier copy, and no mark for an Unknown the kubelet never set this way', () => {
     const after = node('Unknown', 'NodeStatusUnknown', []);
-    expect(nodeControllerActions(undefined, after, at(85))).toEqual([]);
-    expect(nodeControllerActions(after, after, at(90))).toEqual([]);
+    expect(nodeControllerActions(undefined, view(after), 'a-1', at(85))).toEqual([]);
+    expect(nodeControllerActions(view(after), view(after), 'a-1', at(90))).toEqual([]);
     expect(
-      nodeControllerActions(node('True', 'KubeletReady', []), node('Unknown', 'Other', []), at(85)),
+      nodeControllerActions(
+        view(node('True', 'KubeletReady', [])),
+        view(node('Unknown', 'Other', [])),
+        'a-1',
+        at(85),
+      ),
     ).toEqual([]);
+  });
+
+  it('nothing between two nodes of one name (another uid: deleted and created again)', () => {
+    const before = node('True', 'KubeletReady', []);
+    const after = { ...node('Unknown', 'NodeStatusUnknown', [`${u}:NoSchedule`]), uid: 'v' };
+    expect(nodeControllerActions(view(before), view(after), 'a-1', at(85))).toEqual([]);
+  });
+
+  it("one node version's action recorded twice (a retried invocation) reads back as one", () => {
+    const recorded = (seconds: number, resourceVersion: string) => ({
+      node: 'a-1',
+      at: at(seconds),
+      source: 'cluster',
+      what: 'taintAdded',
+      why: '',
+      inputs: { taint: `${u}:NoExecute`, resourceVersion },
+    });
+    expect(actionsFromClusterDecisions([recorded(85, '7'), recorded(86, '7'), recorded(120, '9')])).toEqual(
+      [
+        action('taintAdded', 'a-1', 85, `${u}:NoExecute`),
+        action('taintAdded', 'a-1', 120, `${u}:NoExecute`),
+      ].map(onA1),
+    );
   });
 
   it('reads back what the functions recorded (source cluster)', () => {

@@ -12,7 +12,7 @@ import { BatchGetCommand, GetCommand, NumberValue, UpdateCommand } from '@aws-sd
 import { StoreError, VersionConflictError } from '../../errors.js';
 import type { Node } from '../../domain/types.js';
 import { getZoneKey, isNodeExcludedFromDisruptionChecks } from '../../domain/zones.js';
-import type { NodeStore, NodeWriteResult, StoreCallOptions } from '../../ports/stores.js';
+import type { NodeControllerSeen, NodeStore, NodeWriteResult, StoreCallOptions } from '../../ports/stores.js';
 import { backoffMs, Expression, pause, request, type DynamoContext, type StoredItem } from './client.js';
 import {
   checkClusterName,
@@ -34,6 +34,16 @@ export const NodeGroupSchema = z.object({
   nodeUpdatedAtMs: z.number().optional(),
   deleted: z.boolean().optional(),
 });
+
+/** node-taints' last view of the node's node-controller state (attribute `ncSeen`; agreement.ts). */
+const NodeControllerSeenSchema = z.object({
+  uid: z.string(),
+  resourceVersion: z.string().optional(),
+  ready: z.string().optional(),
+  reason: z.string().optional(),
+  taints: z.array(z.string()),
+});
+const SeenGroupSchema = NodeGroupSchema.extend({ ncSeen: NodeControllerSeenSchema.optional() });
 
 /** The live node a Nodes item holds, if any. */
 export function nodeOfItem(item: z.output<typeof NodeGroupSchema>): Node | undefined {
@@ -133,6 +143,64 @@ export class DynamoDbNodeStore implements NodeStore {
         : `${e.n('resourceVersion')} = ${e.v(expected.resourceVersion)}`;
     // A tombstone keeps the last resourceVersion it replaced, as deleteNode's does.
     return this.write(cluster, name, node?.resourceVersion ?? expected.resourceVersion, set, condition, opts);
+  }
+
+  async getNodeControllerSeen(
+    cluster: string,
+    name: string,
+    opts: StoreCallOptions = {},
+  ): Promise<{ readonly seen: NodeControllerSeen | undefined; readonly node: Node | undefined }> {
+    const item = await getNodesItem(this.ctx, cluster, name, opts.signal);
+    if (item === undefined) return { seen: undefined, node: undefined };
+    const parsed = parseItem(SeenGroupSchema, item, {
+      table: this.ctx.tables.nodes,
+      key: { cluster, node: name },
+    });
+    return { seen: parsed.ncSeen, node: nodeOfItem(parsed) };
+  }
+
+  async putNodeControllerSeen(
+    cluster: string,
+    name: string,
+    seen: NodeControllerSeen,
+    expected: { readonly resourceVersion: string | undefined },
+    opts: StoreCallOptions = {},
+  ): Promise<NodeWriteResult> {
+    const { ctx } = this;
+    const e = new Expression();
+    const key = { cluster: checkClusterName(cluster), node: name };
+    // Its own attributes only (ncSeen, and its resourceVersion apart for the condition): neither the node
+    // copy's version nor the monitor's health changes.
+    const update = e.update({ ncSeen: seen, ncSeenRv: seen.resourceVersion });
+    const rv = e.n('ncSeenRv');
+    const condition =
+      expected.resourceVersion === undefined
+        ? `attribute_not_exists(${rv})`
+        : `${rv} = ${e.v(expected.resourceVersion)}`;
+    try {
+      await request(
+        ctx,
+        'UpdateItem',
+        { table: ctx.tables.nodes, key },
+        (abortSignal) =>
+          ctx.doc.send(
+            new UpdateCommand({
+              TableName: ctx.tables.nodes,
+              Key: key,
+              UpdateExpression: update,
+              ConditionExpression: condition,
+              ...e.params,
+              ReturnConsumedCapacity: 'TOTAL',
+            }),
+            { abortSignal },
+          ),
+        opts.signal,
+      );
+      return { applied: true };
+    } catch (error) {
+      if (error instanceof VersionConflictError) return { applied: false };
+      throw error;
+    }
   }
 
   async getNode(cluster: string, name: string, opts: StoreCallOptions = {}): Promise<Node | undefined> {

@@ -292,6 +292,62 @@ describe('shadow mode (dryRun)', () => {
     ]);
   });
 
+  it("records the change when another writer stored the API's newer copy first (taint eviction, the monitor)", async () => {
+    createNode(fx.api, 'node2', { conditions: [{ type: 'Ready', status: 'True' }] });
+    await runNodeTaints(deps({ dryRun: true }), nodeChanged(cluster, nodeOf(fx.api, 'node2'), 'ADDED'));
+    updateNode(fx.api, 'node2', {
+      conditions: [{ type: 'Ready', status: 'Unknown', reason: 'NodeStatusUnknown' }],
+      taints: [{ key: TaintNodeUnreachable, effect: 'NoExecute' }],
+    });
+    // Taint eviction reads the live node on the same event and stores it before node-taints runs.
+    await fx.stores.nodes.putNode(cluster, nodeOf(fx.api, 'node2'));
+    await runNodeTaints(deps({ dryRun: true }), nodeChanged(cluster, nodeOf(fx.api, 'node2')));
+    const trail = await fx.stores.decisions.query(cluster, 'node2', { newestFirst: false });
+    expect(trail.filter((d) => d.source === 'cluster').map((d) => [d.what, d.inputs?.taint ?? ''])).toEqual([
+      ['markUnknown', ''],
+      ['taintAdded', `${TaintNodeUnreachable}:NoExecute`],
+      ['taintRemoved', `${TaintNodeNotReady}:NoSchedule`],
+    ]);
+  });
+
+  it('out of order: the later version first records the whole change; the earlier one after it records nothing', async () => {
+    createNode(fx.api, 'node3', { conditions: [{ type: 'Ready', status: 'True' }] });
+    await runNodeTaints(deps({ dryRun: true }), nodeChanged(cluster, nodeOf(fx.api, 'node3'), 'ADDED'));
+    updateNode(fx.api, 'node3', {
+      conditions: [{ type: 'Ready', status: 'Unknown', reason: 'NodeStatusUnknown' }],
+      taints: [{ key: TaintNodeUnreachable, effect: 'NoSchedule' }],
+    });
+    const earlier = nodeChanged(cluster, nodeOf(fx.api, 'node3'));
+    updateNode(fx.api, 'node3', {
+      taints: [
+        { key: TaintNodeUnreachable, effect: 'NoSchedule' },
+        { key: TaintNodeUnreachable, effect: 'NoExecute' },
+      ],
+    });
+    await runNodeTaints(deps({ dryRun: true }), nodeChanged(cluster, nodeOf(fx.api, 'node3')));
+    await runNodeTaints(deps({ dryRun: true }), earlier);
+    const trail = await fx.stores.decisions.query(cluster, 'node3', { newestFirst: false });
+    expect(trail.filter((d) => d.source === 'cluster').map((d) => [d.what, d.inputs?.taint ?? ''])).toEqual([
+      ['markUnknown', ''],
+      ['taintAdded', `${TaintNodeUnreachable}:NoExecute`],
+      ['taintAdded', `${TaintNodeUnreachable}:NoSchedule`],
+      ['taintRemoved', `${TaintNodeNotReady}:NoSchedule`],
+    ]);
+  });
+
+  it('a row stored before node-taints kept its own view: the older node copy is the base', async () => {
+    createNode(fx.api, 'node4', { conditions: [{ type: 'Ready', status: 'True' }] });
+    await fx.stores.nodes.putNode(cluster, nodeOf(fx.api, 'node4'));
+    updateNode(fx.api, 'node4', {
+      conditions: [{ type: 'Ready', status: 'Unknown', reason: 'NodeStatusUnknown' }],
+    });
+    await runNodeTaints(deps({ dryRun: true }), nodeChanged(cluster, nodeOf(fx.api, 'node4')));
+    const trail = await fx.stores.decisions.query(cluster, 'node4', { newestFirst: false });
+    expect(trail.filter((d) => d.source === 'cluster').map((d) => [d.what, d.inputs?.taint ?? ''])).toEqual([
+      ['markUnknown', ''],
+    ]);
+  });
+
   it('active: a node-controller change its own trail does not explain is two controllers at once: warned, counted, recorded', async () => {
     createNode(fx.api, 'node1', { conditions: [{ type: 'Ready', status: 'True' }] });
     // The API server tainted it not-ready:NoSchedule at creation; Ready=True: node-taints removes it.
