@@ -4,7 +4,8 @@
 //
 //   npm run bench:relay
 //   npx tsx bench/relay.ts [--seconds 120] [--warmup 20] [--nodes 5000] [--pods 50000] [--pod-churn 0]
-//                          [--renew-every 10] [--status-every 300] [--history-max-events 100000] [--json]
+//                          [--renew-every 10] [--status-every 300] [--history-max-events 100000]
+//                          [--entry-max-bytes 261120] [--quiet-digest-period 15] [--json]
 //
 // Besides the steady state it measures the first lists (all three resources), the first term's
 // republish (the view through the paced lane) and a relist of all three resources (every watch ended
@@ -42,6 +43,10 @@ const options = {
   renewEverySeconds: flag('--renew-every', 10),
   statusEverySeconds: flag('--status-every', 300),
   historyMaxEvents: flag('--history-max-events', 100_000),
+  // NLC_RELAY_DIGEST_ENTRY_MAX_BYTES and NLC_RELAY_QUIET_DIGEST_PERIOD, as the manifest sets them
+  // (infra/relay-large: --entry-max-bytes 1000000).
+  digestEntryMaxBytes: flag('--entry-max-bytes', 261_120),
+  quietDigestPeriodSeconds: flag('--quiet-digest-period', 15),
   nodeMonitorPeriod: 5_000,
   json: args.includes('--json'),
 };
@@ -151,6 +156,8 @@ async function main(): Promise<void> {
     warmupSeconds: options.warmupSeconds,
     seconds: options.seconds,
     nodeMonitorPeriod: options.nodeMonitorPeriod,
+    digestEntryMaxBytes: options.digestEntryMaxBytes,
+    quietDigestPeriod: options.quietDigestPeriodSeconds * 1000,
   };
   relay.send(start);
   const synced = await fromRelay<{ type: 'synced'; syncMs: number }>('synced');
@@ -204,6 +211,8 @@ async function main(): Promise<void> {
       podChurnPerSecond: options.podChurn,
     },
     relayNodeOptions: nodeOptions,
+    digestEntryMaxBytes: options.digestEntryMaxBytes,
+    quietDigestPeriodSeconds: options.quietDigestPeriodSeconds,
     startup: {
       syncSeconds: +(w.syncMs / 1000).toFixed(1),
       cpuSecondsToSync: +(w.cpuMicrosToSync / 1e6).toFixed(1),

@@ -17,6 +17,7 @@ import { createEventBridgeSink } from '../shared/adapters/eventbridge/eventSink.
 import { putEventsEntrySize } from '../shared/adapters/eventbridge/putEvents.js';
 import { RelayMetrics } from '../relay/metrics.js';
 import { createRelay } from '../relay/relay.js';
+import { DigestEntryOverheadBytes } from '../shared/heartbeatDigest.js';
 
 export interface StartMessage {
   readonly type: 'start';
@@ -24,6 +25,8 @@ export interface StartMessage {
   readonly warmupSeconds: number;
   readonly seconds: number;
   readonly nodeMonitorPeriod: number;
+  readonly digestEntryMaxBytes: number;
+  readonly quietDigestPeriod: number;
 }
 
 export interface RepublishReport {
@@ -139,6 +142,8 @@ async function run(start: StartMessage): Promise<void> {
     sink,
     scheduler,
     nodeMonitorPeriod: start.nodeMonitorPeriod,
+    quietDigestPeriod: start.quietDigestPeriod,
+    digestPartMaxBytes: start.digestEntryMaxBytes - DigestEntryOverheadBytes,
     relayId: 'nlc-relay-bench',
     leaderElection: { namespace: 'nlc-system', name: 'nlc-relay' },
     metrics,
