@@ -42,6 +42,8 @@ export interface ChaosOptions {
   /** Globs on the examples' names (without `.yaml`); every example when empty. */
   readonly examples: readonly string[];
   readonly jobs: number;
+  /** Every run (with and without chaos) with the relay's quiet digests as deployed. */
+  readonly quietDigests: boolean;
   readonly json: boolean;
   readonly help: boolean;
 }
@@ -66,6 +68,7 @@ Options:
                        ${DefaultProfiles.join('\n                       ')}
   --example GLOB     the examples to run, by name without .yaml (repeatable; "zone-*"); all by default
   --jobs N           worker processes (the number of CPUs by default)
+  --quiet-digests    every run with the relay's quiet digests as deployed (nlc simulate --quiet-digests)
   --json             the results as one JSON document on stdout
   -h, --help         this text
 
@@ -141,6 +144,7 @@ export function parseChaosArgs(argv: readonly string[], cpus = availableParallel
     profiles,
     examples: values.example ?? [],
     jobs,
+    quietDigests: values['quiet-digests'] === true,
     json: values.json === true,
     help: values.help === true,
   };
@@ -156,6 +160,7 @@ function parseRaw(argv: readonly string[]) {
       profile: { type: 'string', multiple: true },
       example: { type: 'string', multiple: true },
       jobs: { type: 'string' },
+      'quiet-digests': { type: 'boolean' },
       json: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -303,6 +308,8 @@ export interface RunResult {
   readonly example: string;
   readonly profile: string;
   readonly seed: number;
+  /** Run with the relay's quiet digests (--quiet-digests). */
+  readonly quietDigests?: boolean;
   readonly same: boolean;
   readonly difference?: StateDifference;
   /** The run (or the chaos-free run of its example) failed: the error. */
@@ -333,9 +340,10 @@ export function tally(results: readonly RunResult[]): Tally[] {
 }
 
 /** The command line that reproduces a run. */
-export function reproduce(result: Pick<RunResult, 'example' | 'profile' | 'seed'>): string {
+export function reproduce(result: Pick<RunResult, 'example' | 'profile' | 'seed' | 'quietDigests'>): string {
   const spec = result.profile === '' ? `seed=${result.seed}` : `${result.profile},seed=${result.seed}`;
-  return `nlc simulate --chaos ${spec} examples/scenarios/${result.example}.yaml`;
+  const quiet = result.quietDigests === true ? ' --quiet-digests' : '';
+  return `nlc simulate --chaos ${spec}${quiet} examples/scenarios/${result.example}.yaml`;
 }
 
 function describeNode(end: NodeEnd | undefined): string {
@@ -409,6 +417,7 @@ export interface Task {
   readonly id: number;
   readonly file: string;
   readonly chaos?: ChaosSettings;
+  readonly quietDigests?: boolean;
 }
 
 /** What a worker answers. */
@@ -475,19 +484,33 @@ export async function main(argv: readonly string[]): Promise<number> {
     return 2;
   }
   const tasks: Task[] = [];
-  const runs: { example: string; profile: string; seed: number; calm: number; task: number }[] = [];
+  const runs: {
+    example: string;
+    profile: string;
+    seed: number;
+    quietDigests: boolean;
+    calm: number;
+    task: number;
+  }[] = [];
   const calm = new Map<string, number>();
   for (const example of examples) {
     const file = join(ExamplesDir, `${example}.yaml`);
-    calm.set(example, tasks.push({ id: tasks.length, file }) - 1);
+    calm.set(example, tasks.push({ id: tasks.length, file, quietDigests: options.quietDigests }) - 1);
   }
   for (const example of examples) {
     const file = join(ExamplesDir, `${example}.yaml`);
     for (const profile of options.profiles) {
       for (const seed of options.seeds) {
         const id = tasks.length;
-        tasks.push({ id, file, chaos: chaosOf(profile, seed) });
-        runs.push({ example, profile, seed, calm: calm.get(example) ?? 0, task: id });
+        tasks.push({ id, file, chaos: chaosOf(profile, seed), quietDigests: options.quietDigests });
+        runs.push({
+          example,
+          profile,
+          seed,
+          quietDigests: options.quietDigests,
+          calm: calm.get(example) ?? 0,
+          task: id,
+        });
       }
     }
   }
@@ -497,10 +520,10 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (tty) process.stderr.write(`\rchaos: ${done}/${tasks.length} runs`);
   });
   if (tty) process.stderr.write('\r\u001b[K');
-  const results: RunResult[] = runs.map(({ example, profile, seed, calm: calmId, task }) => {
+  const results: RunResult[] = runs.map(({ example, profile, seed, quietDigests, calm: calmId, task }) => {
     const without = answers[calmId];
     const withChaos = answers[task];
-    const base = { example, profile, seed };
+    const base = { example, profile, seed, ...(quietDigests && { quietDigests }) };
     if (without === undefined || 'error' in without)
       return {
         ...base,

@@ -9,7 +9,10 @@ import { finalStateOf, type Task, type TaskAnswer } from './chaos.js';
 async function run(task: Task): Promise<TaskAnswer> {
   try {
     const scenario = parseScenarioDocument(await readFile(task.file, 'utf8'), task.file);
-    const result = await runSimulation(scenario, task.chaos === undefined ? {} : { chaos: task.chaos });
+    const result = await runSimulation(scenario, {
+      ...(task.chaos !== undefined && { chaos: task.chaos }),
+      ...(task.quietDigests === true && { relayQuietDigestPeriod: 'asDeployed' as const }),
+    });
     return { id: task.id, state: finalStateOf(result.lines) };
   } catch (error) {
     return { id: task.id, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) };

@@ -61,6 +61,8 @@ export const SimulateOptionsSchema = z.object({
   verbose: z.boolean().default(false),
   /** `duplicates=N,maxDelay=D,failures=P,deadLetter=Q,seed=S` (local/simulate/chaos.ts); parsed by runSimulate. */
   chaos: z.string().optional(),
+  /** The relay sends quiet digests as deployed (SimulationOptions.relayQuietDigestPeriod 'asDeployed'). */
+  quietDigests: z.boolean().default(false),
   /** Also write the run as one self-contained HTML page (local/simulate/report/). */
   report: z.string().min(1, 'expected a file name, e.g. out.html').optional(),
 });
@@ -75,6 +77,7 @@ Examples:
   nlc simulate -o wide examples/scenarios/zone-partial-disruption.yaml
   nlc simulate --json examples/scenarios/zone-partial-disruption.yaml | jq -c 'select(.kind == "TaintAdded")'
   nlc simulate --chaos duplicates=3,maxDelay=30s,failures=0.1,seed=7 examples/scenarios/single-node-failure.yaml
+  nlc simulate --quiet-digests examples/scenarios/node-failure-after-an-hour.yaml
   nlc simulate --report out.html examples/scenarios/zone-partial-disruption.yaml
   nlc simulate examples/scenarios/two-clusters-one-zone-down.yaml   # one deployment serving two clusters
 `;
@@ -370,6 +373,7 @@ export async function runSimulate(options: SimulateOptions, io: CliIo): Promise<
   try {
     result = await runSimulation(scenario, {
       ...(chaos !== undefined && { chaos }),
+      ...(options.quietDigests && { relayQuietDigestPeriod: 'asDeployed' as const }),
       ...recorder?.hooks,
       onProgress: (p) => {
         progress.update(p);
@@ -453,6 +457,10 @@ export function simulateCommand(ctx: CommandContext): Command {
       'deliver every event, schedule firing and invocation 1..N times, each after a random delay up to D, failing with probability P (retried as Lambda does, then dead-lettered) and dead-lettered outright with probability Q (default 0); seeded by S: duplicates=N,maxDelay=D,failures=P,deadLetter=Q,seed=S',
     )
     .option(
+      '--quiet-digests',
+      'the relay sends quiet digests as deployed (every 15 s while nothing goes on, NLC_RELAY_QUIET_DIGEST_PERIOD; docs/relay.md) instead of one every monitor period: the same decisions, fewer invocations',
+    )
+    .option(
       '--report <file>',
       'also write the run as one self-contained HTML page: a timeline picture (a lane per zone and per node that did something) and the summary',
     )
@@ -464,6 +472,7 @@ export function simulateCommand(ctx: CommandContext): Command {
         output?: string;
         verbose?: boolean;
         chaos?: string;
+        quietDigests?: boolean;
         report?: string;
       }>();
       const options = parseOptions(SimulateOptionsSchema, { ...opts, file }, { file: 'FILE' });

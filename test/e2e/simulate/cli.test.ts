@@ -46,6 +46,23 @@ describe('nlc simulate --json', () => {
   }, 60_000);
 });
 
+describe('nlc simulate --quiet-digests', () => {
+  it('prints the same lines with fewer function invocations (the relay as deployed)', async () => {
+    const healthy = await scenarioFile(
+      'healthy.yaml',
+      'name: five healthy minutes\nduration: 5m\nnodes:\n  - generate: { prefix: a-, count: 3, zone: zone-a, region: region-1 }\n',
+    );
+    const invocations = (stderr: string): number =>
+      Number(/\((\d+) function invocations/.exec(stderr)?.[1] ?? Number.NaN);
+    const everyPeriod = await runCli(['simulate', healthy]);
+    const quiet = await runCli(['simulate', '--quiet-digests', healthy]);
+    expect([everyPeriod.code, quiet.code]).toEqual([0, 0]);
+    expect(quiet.stdout).toBe(everyPeriod.stdout);
+    // A digest every 15 s instead of every 5 s: about a third of the monitor's passes.
+    expect(invocations(quiet.stderr)).toBeLessThan(invocations(everyPeriod.stderr) * 0.6);
+  }, 60_000);
+});
+
 describe('nlc simulate (human output)', () => {
   it('prints a timeline table and a summary per zone, coloured only on a terminal', async () => {
     const plain = await runCli(['simulate', example]);

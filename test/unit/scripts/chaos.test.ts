@@ -37,6 +37,7 @@ describe('parseChaosArgs', () => {
       profiles: DefaultProfiles,
       examples: [],
       jobs: 4,
+      quietDigests: false,
       json: false,
       help: false,
     });
@@ -63,6 +64,7 @@ describe('parseChaosArgs', () => {
           'single-node-failure',
           '--jobs',
           '3',
+          '--quiet-digests',
           '--json',
         ],
         4,
@@ -72,6 +74,7 @@ describe('parseChaosArgs', () => {
       profiles: ['duplicates=2', 'deadLetter=0.5'],
       examples: ['zone-*', 'single-node-failure'],
       jobs: 3,
+      quietDigests: true,
       json: true,
       help: false,
     });
@@ -121,6 +124,11 @@ describe('chaosOf and reproduce', () => {
     expect(chaosOf('deadLetter=0.05', 2)).toMatchObject({ deadLetter: 0.05, seed: 2 });
     expect(reproduce({ example: 'single-node-failure', profile: 'deadLetter=0.05', seed: 2 })).toBe(
       'nlc simulate --chaos deadLetter=0.05,seed=2 examples/scenarios/single-node-failure.yaml',
+    );
+    expect(
+      reproduce({ example: 'relay-outage', profile: 'deadLetter=0.05', seed: 3, quietDigests: true }),
+    ).toBe(
+      'nlc simulate --chaos deadLetter=0.05,seed=3 --quiet-digests examples/scenarios/relay-outage.yaml',
     );
   });
 });
