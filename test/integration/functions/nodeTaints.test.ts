@@ -335,6 +335,20 @@ describe('shadow mode (dryRun)', () => {
     ]);
   });
 
+  it('writes its view only when it changes: a cordon leaves the stored view as it was', async () => {
+    createNode(fx.api, 'node5', { conditions: [{ type: 'Ready', status: 'True' }] });
+    await runNodeTaints(deps({ dryRun: true }), nodeChanged(cluster, nodeOf(fx.api, 'node5'), 'ADDED'));
+    // The API server's not-ready:NoSchedule at creation is gone (the cluster's node-taints took it off).
+    updateNode(fx.api, 'node5', { taints: [] });
+    await runNodeTaints(deps({ dryRun: true }), nodeChanged(cluster, nodeOf(fx.api, 'node5')));
+    const before = (await fx.stores.nodes.getNodeControllerSeen(cluster, 'node5')).seen;
+    updateNode(fx.api, 'node5', { unschedulable: true });
+    await runNodeTaints(deps({ dryRun: true }), nodeChanged(cluster, nodeOf(fx.api, 'node5')));
+    const after = await fx.stores.nodes.getNodeControllerSeen(cluster, 'node5');
+    expect(after.seen).toEqual(before);
+    expect(Number(after.node?.resourceVersion)).toBeGreaterThan(Number(before?.resourceVersion));
+  });
+
   it('a row stored before node-taints kept its own view: the older node copy is the base', async () => {
     createNode(fx.api, 'node4', { conditions: [{ type: 'Ready', status: 'True' }] });
     await fx.stores.nodes.putNode(cluster, nodeOf(fx.api, 'node4'));
