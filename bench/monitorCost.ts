@@ -19,7 +19,8 @@
 // that returns nothing, where DynamoDB bills every read request at least 0.5 (eventually consistent) or
 // 1 RRU; the "billed" column counts each read request as at least that (an upper bound).
 import { performance } from 'node:perf_hooks';
-import { getHeapStatistics } from 'node:v8';
+import { getHeapStatistics, setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { CapacityCounter, type CapacitySnapshot } from '../shared/adapters/dynamodb/index.js';
 import { runDrainer } from '../shared/app/drainer.js';
 import {
@@ -139,7 +140,19 @@ interface Row {
   readonly cpuMs: number;
   /** V8 heap in use as the step ends (dynalite's included), as bench/massFailure.ts samples it. */
   readonly heapMiB: number;
+  /** The most V8 heap in use during the step (sampled every 10 ms and at its end). */
+  readonly heapPeakMiB: number;
 }
+
+// A full GC on demand (the bench runs under tsx, without --expose-gc): the monitor's own heap is told
+// from dynalite's and the fake API's by collecting before and after what it holds.
+setFlagsFromString('--expose-gc');
+const collect = runInNewContext('gc') as () => void;
+const heapUsedMiB = (): number => getHeapStatistics().used_heap_size / 2 ** 20;
+const collectedHeapMiB = (): number => {
+  collect();
+  return heapUsedMiB();
+};
 
 /**
  * A DynamoDB request's round trip from a Lambda function in the same region: single-digit
@@ -220,16 +233,23 @@ async function run(nodeCount: number) {
   const rows: Row[] = [];
   const step = async <T>(label: string, fn: () => Promise<T>): Promise<T> => {
     const before = stores.capacity.snapshot();
+    let heapPeakMiB = heapUsedMiB();
+    const sampler = setInterval(() => {
+      heapPeakMiB = Math.max(heapPeakMiB, heapUsedMiB());
+    }, 10);
     const started = performance.now();
     const cpu = process.cpuUsage();
     const result = await fn();
     const spent = process.cpuUsage(cpu);
+    clearInterval(sampler);
+    const heapMiB = heapUsedMiB();
     rows.push({
       label,
       used: CapacityCounter.difference(stores.capacity.snapshot(), before),
       wallMs: performance.now() - started,
       cpuMs: (spent.user + spent.system) / 1000,
-      heapMiB: getHeapStatistics().used_heap_size / 2 ** 20,
+      heapMiB,
+      heapPeakMiB: Math.max(heapPeakMiB, heapMiB),
     });
     return result;
   };
@@ -274,11 +294,26 @@ async function run(nodeCount: number) {
   const apiCalls = fake.requestCount + fake.effects.length - requestsBefore;
   now += QUIET_PERIOD_MS;
   wall = now;
+  // The heap with the warm instance's state (the cache) and without: what a warm instance keeps. The
+  // rest (dynalite's tables, the fake API's nodes, the bench's own) is the base the cold pass adds to.
+  const withWarmState = collectedHeapMiB();
+  cache.clear(); // the warm instance is done with: nothing after this step reads it
+  const base = collectedHeapMiB();
   // A new function instance: it loads everything for the digest's first part and keeps it for the
   // others (its own cache, empty at first).
   await step('steady pass, cold (full load)', () =>
     inParts({ ...digestAt(now), quietPeriodMs: QUIET_PERIOD_MS }, { cache: new Map() }),
   );
+  const coldPeakMiB = rows.at(-1)?.heapPeakMiB ?? Number.NaN;
+  const monitorHeap = {
+    /** The state a warm instance keeps between passes (its LoadedState). */
+    warmStateMiB: withWarmState - base,
+    /**
+     * A cold instance's peak over what the process held without it: the full load's items, the state
+     * built from them and the pass. An upper bound: dynalite's own allocations answering are in it.
+     */
+    coldPassPeakMiB: coldPeakMiB - base,
+  };
   observer.reset();
   await step('drainer run, nothing queued', () =>
     runDrainer(
@@ -314,6 +349,7 @@ async function run(nodeCount: number) {
     drainerLogBytes,
     checkLogBytes,
     entryBytes,
+    monitorHeap,
   };
 }
 
@@ -331,6 +367,7 @@ const rowJson = (row: Row) => ({
   cpuMs: row.cpuMs,
   lambdaMs: billedMs(row),
   heapMiB: row.heapMiB,
+  heapPeakMiB: row.heapPeakMiB,
 });
 
 /** Every figure of one size: what the Markdown prints, and what --json prints. */
@@ -428,6 +465,7 @@ function summarize(nodeCount: number, r: Awaited<ReturnType<typeof run>>) {
     },
     apiCalls: r.apiCalls,
     drainerTriggers: r.triggers,
+    monitorHeap: r.monitorHeap,
     warmDynamoDb: {
       byOperation: Object.fromEntries(Object.entries(sumOps(warm)).filter(([, n]) => n > 0)),
       byTable: Object.fromEntries(
@@ -513,6 +551,12 @@ function printMarkdown(s: ReturnType<typeof summarize>): void {
       .join(', ')}`,
   );
   console.log(`Monitor log per minute of warm passes: ${s.monitorLog.breakdown}`);
+  console.log(
+    `Monitor heap: a warm instance keeps ${fmt(s.monitorHeap.warmStateMiB, 1)} MiB of state; a cold pass peaks at ${fmt(
+      s.monitorHeap.coldPassPeakMiB,
+      1,
+    )} MiB over the rest of this process (dynalite's answers included: an upper bound)`,
+  );
   const p = s.putEvents;
   const month = s.monthly;
   console.log(

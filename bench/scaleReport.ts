@@ -55,6 +55,8 @@ const monitorCostOutput = z.object({
           heapMiBMax: z.number(),
         }),
         apiCalls: z.number(),
+        /** The monitor's own heap, told from the rest of the bench process by full GCs. */
+        monitorHeap: z.object({ warmStateMiB: z.number(), coldPassPeakMiB: z.number() }).optional(),
         monthly: z.object({
           readUnits: z.number(),
           writeUnits: z.number(),
@@ -344,6 +346,7 @@ export function buildReport(run: ScaleRun): string {
       'cold pass, full load (CPU)',
       'mass failure: marking pass, mean / slowest compute + API',
       'heap after a step: first / warm / cold',
+      "monitor's own heap: warm state / cold peak (≤)",
       'heap peak, mass failure',
     ];
     out.push('', '## Monitor passes (`bench/monitorCost.ts`, `bench/massFailure.ts`)', '');
@@ -386,7 +389,12 @@ export function buildReport(run: ScaleRun): string {
             const h = (x: { heapMiB: number } | null | undefined): string =>
               x === null || x === undefined ? '?' : num(x.heapMiB);
             row.push(`${h(s.firstPass)} / ${num(s.warmMean.heapMiBMax)} / ${h(s.coldPass)} MiB`);
-          } else row.push('–');
+            row.push(
+              s.monitorHeap === undefined
+                ? '?'
+                : `${num(s.monitorHeap.warmStateMiB, 1)} / ${num(s.monitorHeap.coldPassPeakMiB, 1)} MiB`,
+            );
+          } else row.push('–', '–');
           row.push(mf?.ok === true ? `${num(Math.max(...mf.data.results.map((r) => r.heapPeak)))} MiB` : '–');
           return row;
         }),
@@ -394,7 +402,7 @@ export function buildReport(run: ScaleRun): string {
     );
     out.push(
       '',
-      "Heap: V8 heap in use as each step ends (dynalite, in the same process, included); for the mass failure, the most of it after any pass. The marking pass's API time is virtual (the throttle and a fixed latency), its compute this machine's.",
+      "Heap: V8 heap in use as each step ends (dynalite, in the same process, included); the monitor's own: a warm instance's state, and a cold pass's peak over the rest of the process (dynalite's answers included, so at most); for the mass failure, the most of it after any pass. The marking pass's API time is virtual (the throttle and a fixed latency), its compute this machine's.",
     );
 
     const units = [

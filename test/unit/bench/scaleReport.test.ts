@@ -55,6 +55,7 @@ const monitorCostOutput = (nodes: number) => ({
         heapMiBMax: 102,
       },
       apiCalls: 0,
+      monitorHeap: { warmStateMiB: 1.7, coldPassPeakMiB: 25.2 },
       monthly: {
         readUnits: 2_230_560,
         writeUnits: 129_600,
@@ -226,7 +227,7 @@ describe('buildReport', () => {
       '| 1,000 / 10,000 | 116.3 / 115.5 MiB | 138.2 MiB | 31.4 MiB | 1.1 s (0.9 s) | 1.0 s (0.8 s) | 1.0 % of a core | 100 (every 10 s) |',
     );
     expect(row('| 1,000 |', '## Monitor passes (`bench/monitorCost.ts`, `bench/massFailure.ts`)')).toBe(
-      '| 1,000 | 0.86 s (0.43 s) | 4, 2.2 s | 16 ms (15 ms) | 0.19 s (0.10 s) | 0.30 s / 0.3 s + 22.0 s | 85 / 102 / 111 MiB | 199 MiB |',
+      '| 1,000 | 0.86 s (0.43 s) | 4, 2.2 s | 16 ms (15 ms) | 0.19 s (0.10 s) | 0.30 s / 0.3 s + 22.0 s | 85 / 102 / 111 MiB | 1.7 / 25.2 MiB | 199 MiB |',
     );
     expect(row('| 1,000 |', '## Monthly cost, steady state (us-east-1 list prices, US$)')).toBe(
       '| 1,000 | 0.52 | 0.36 | 0.37 | 0.27 | **1.51** | 1.51 |',
