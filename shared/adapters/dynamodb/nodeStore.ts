@@ -166,9 +166,7 @@ export class DynamoDbNodeStore implements NodeStore {
     expected: { readonly resourceVersion: string | undefined },
     opts: StoreCallOptions = {},
   ): Promise<NodeWriteResult> {
-    const { ctx } = this;
     const e = new Expression();
-    const key = { cluster: checkClusterName(cluster), node: name };
     // Its own attributes only (ncSeen, and its resourceVersion apart for the condition): neither the node
     // copy's version nor the monitor's health changes.
     const update = e.update({ ncSeen: seen, ncSeenRv: seen.resourceVersion });
@@ -177,30 +175,7 @@ export class DynamoDbNodeStore implements NodeStore {
       expected.resourceVersion === undefined
         ? `attribute_not_exists(${rv})`
         : `${rv} = ${e.v(expected.resourceVersion)}`;
-    try {
-      await request(
-        ctx,
-        'UpdateItem',
-        { table: ctx.tables.nodes, key },
-        (abortSignal) =>
-          ctx.doc.send(
-            new UpdateCommand({
-              TableName: ctx.tables.nodes,
-              Key: key,
-              UpdateExpression: update,
-              ConditionExpression: condition,
-              ...e.params,
-              ReturnConsumedCapacity: 'TOTAL',
-            }),
-            { abortSignal },
-          ),
-        opts.signal,
-      );
-      return { applied: true };
-    } catch (error) {
-      if (error instanceof VersionConflictError) return { applied: false };
-      throw error;
-    }
+    return this.update(cluster, name, e, update, condition, opts);
   }
 
   async getNode(cluster: string, name: string, opts: StoreCallOptions = {}): Promise<Node | undefined> {
@@ -270,10 +245,8 @@ export class DynamoDbNodeStore implements NodeStore {
     condition: ((e: Expression) => string) | undefined,
     opts: StoreCallOptions,
   ): Promise<NodeWriteResult> {
-    const { ctx } = this;
     const e = new Expression();
-    const key = { cluster: checkClusterName(cluster), node: name };
-    const now = ctx.clock.now();
+    const now = this.ctx.clock.now();
     const asInteger = resourceVersion === undefined ? undefined : integerResourceVersion(resourceVersion);
     const update = e.update(
       {
@@ -285,7 +258,23 @@ export class DynamoDbNodeStore implements NodeStore {
       },
       [`${e.n('nodeVersion')} = if_not_exists(${e.n('nodeVersion')}, ${e.v(0)}) + ${e.v(1)}`],
     );
-    const conditionExpression = condition?.(e);
+    return this.update(cluster, name, e, update, condition?.(e), opts);
+  }
+
+  /**
+   * One UpdateItem on the node's item, conditional when `condition` is given: `applied: false` when the
+   * condition failed (a newer or the same resourceVersion stored, or the item another writer changed).
+   */
+  private async update(
+    cluster: string,
+    name: string,
+    e: Expression,
+    update: string,
+    condition: string | undefined,
+    opts: StoreCallOptions,
+  ): Promise<NodeWriteResult> {
+    const { ctx } = this;
+    const key = { cluster: checkClusterName(cluster), node: name };
     try {
       await request(
         ctx,
@@ -297,7 +286,7 @@ export class DynamoDbNodeStore implements NodeStore {
               TableName: ctx.tables.nodes,
               Key: key,
               UpdateExpression: update,
-              ...(conditionExpression !== undefined && { ConditionExpression: conditionExpression }),
+              ...(condition !== undefined && { ConditionExpression: condition }),
               ...e.params,
               ReturnConsumedCapacity: 'TOTAL',
             }),
@@ -307,8 +296,6 @@ export class DynamoDbNodeStore implements NodeStore {
       );
       return { applied: true };
     } catch (error) {
-      // A newer (or the same) resourceVersion is stored (this event is stale or a duplicate), or the
-      // copy a replacement expected was replaced meanwhile.
       if (error instanceof VersionConflictError) return { applied: false };
       throw error;
     }
