@@ -127,7 +127,8 @@ export interface InvocationOptions {
   readonly signal?: AbortSignal;
   /**
    * The change's node was just read from the API and its copy is the caller's to store (the monitor's
-   * repair of a stale copy, reconcileNodes.ts): decide on it as it is, without ordering or reading it.
+   * repair of a stale copy, reconcileNodes.ts): decide on it as it is, without ordering it against the
+   * stored copy (what the node controller did since node-taints' last view is still recorded).
    */
   readonly fromApi?: boolean;
 }
@@ -255,11 +256,11 @@ export async function runNodeTaints(
   // recorded beside this controller's decisions (`nlc agreement`, `nlc explain`). Active, each should be
   // this controller's own: one that is not means two controllers at once (a managed control plane's own
   // NodeLifecycleController).
+  // The monitor's repair of a copy out of step (fromApi: a Node Changed was lost or never sent) is
+  // observed too, so what that event would have shown is recorded, late rather than never.
   const observed =
-    options.fromApi !== true && change.type !== 'DELETED'
-      ? await observeNodeController(deps, change, callOpts)
-      : undefined;
-  const previous = observed?.node;
+    change.type !== 'DELETED' ? await observeNodeController(deps, change, callOpts) : undefined;
+  const previous = options.fromApi === true ? undefined : observed?.node;
   const order = options.fromApi === true ? 'applied' : await recordNodeChange(stores.nodes, change, callOpts);
   if (order === 'stale') {
     observer.info('node-taints: stale Node Changed, nothing to do', {

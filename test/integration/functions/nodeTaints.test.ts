@@ -335,6 +335,29 @@ describe('shadow mode (dryRun)', () => {
     ]);
   });
 
+  it("a Node Changed lost: the monitor's repair from the API (fromApi) records what it would have shown", async () => {
+    createNode(fx.api, 'node6', { conditions: [{ type: 'Ready', status: 'True' }] });
+    await runNodeTaints(deps({ dryRun: true }), nodeChanged(cluster, nodeOf(fx.api, 'node6'), 'ADDED'));
+    updateNode(fx.api, 'node6', {
+      conditions: [{ type: 'Ready', status: 'Unknown', reason: 'NodeStatusUnknown' }],
+      taints: [{ key: TaintNodeUnreachable, effect: 'NoExecute' }],
+    });
+    // No event for it; the monitor finds the copy out of step with the relay's and reads the API's.
+    fx.clock.advance(40_000);
+    const repairedAt = fx.clock.now();
+    await runNodeTaints(deps({ dryRun: true }), nodeChanged(cluster, nodeOf(fx.api, 'node6')), {
+      fromApi: true,
+    });
+    const trail = await fx.stores.decisions.query(cluster, 'node6', { newestFirst: false });
+    expect(
+      trail.filter((d) => d.source === 'cluster').map((d) => [d.what, d.inputs?.taint ?? '', d.at]),
+    ).toEqual([
+      ['markUnknown', '', repairedAt],
+      ['taintAdded', `${TaintNodeUnreachable}:NoExecute`, repairedAt],
+      ['taintRemoved', `${TaintNodeNotReady}:NoSchedule`, repairedAt],
+    ]);
+  });
+
   it('writes its view only when it changes: a cordon leaves the stored view as it was', async () => {
     createNode(fx.api, 'node5', { conditions: [{ type: 'Ready', status: 'True' }] });
     await runNodeTaints(deps({ dryRun: true }), nodeChanged(cluster, nodeOf(fx.api, 'node5'), 'ADDED'));
