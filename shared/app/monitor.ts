@@ -102,6 +102,16 @@ export const MonitorApiSecondsPerPass = 20;
 const MonitorApiShareOfGrace = 0.4;
 
 /**
+ * What a whole pass may take, its load included, before its API work: 40 s, and at most 80% of the
+ * grace period. A pass whose load took long (the hourly full reload, a cold start: about 30 s at
+ * 100,000 nodes) gets that much less API time, so it stays well inside the 60 s timeout and shorter
+ * than the grace period (bench/massFailure.ts: the reload plus a full marking budget made 44-56 s
+ * passes, and the next digest an observation gap).
+ */
+export const MonitorPassSecondsAtMost = 40;
+const MonitorPassShareOfGrace = 0.8;
+
+/**
  * A first marking of a Ready node is at least 4 requests (its Lease confirmed, its status written, its
  * pods listed, NodeNotReady recorded), before its pods' own writes: a pass starts at most budget / 4.
  */
@@ -118,19 +128,22 @@ export const MaxSequentialRequestsPerPass = 1_500;
 /**
  * The API requests a pass may spend on registering and marking nodes: the client's burst plus
  * MonitorApiSecondsPerPass at kubeApiQps, at most MaxSequentialRequestsPerPass. 430 with upstream's 20 / 30.
+ * `elapsedMs`, the time the pass has taken so far (its load), comes off MonitorPassSecondsAtMost: a
+ * long load leaves fewer seconds of requests (the burst at least).
  *
  * @example
  * passApiBudget({ kubeApiQps: 20, kubeApiBurst: 30, nodeMonitorGracePeriod: 50_000 }); // 430
  * passApiBudget({ kubeApiQps: 20, kubeApiBurst: 30, nodeMonitorGracePeriod: 20_000 }); // 190
  * passApiBudget({ kubeApiQps: 500, kubeApiBurst: 750, nodeMonitorGracePeriod: 50_000 }); // 1500
+ * passApiBudget({ kubeApiQps: 20, kubeApiBurst: 30, nodeMonitorGracePeriod: 50_000 }, 30_000); // 230
  */
 export function passApiBudget(
   config: Pick<ControllerConfig, 'kubeApiQps' | 'kubeApiBurst' | 'nodeMonitorGracePeriod'>,
+  elapsedMs = 0,
 ): number {
-  const seconds = Math.min(
-    MonitorApiSecondsPerPass,
-    (config.nodeMonitorGracePeriod / 1000) * MonitorApiShareOfGrace,
-  );
+  const grace = config.nodeMonitorGracePeriod / 1000;
+  const left = Math.min(MonitorPassSecondsAtMost, grace * MonitorPassShareOfGrace) - elapsedMs / 1000;
+  const seconds = Math.max(0, Math.min(MonitorApiSecondsPerPass, grace * MonitorApiShareOfGrace, left));
   const atQps = Math.floor(config.kubeApiBurst + config.kubeApiQps * seconds);
   return Math.max(1, Math.min(MaxSequentialRequestsPerPass, atQps));
 }
@@ -522,12 +535,13 @@ async function passAndCommit(
     await refreshClusterVersion(deps, loaded.meta, clock.now()),
   );
 
-  const confirmation = await confirmLeasesBeforePass(deps, loaded.meta, digest, {
-    state,
-    nodes: read.nodes,
-    leases,
-    now,
-  });
+  const confirmation = await confirmLeasesBeforePass(
+    deps,
+    loaded.meta,
+    digest,
+    { state, nodes: read.nodes, leases, now },
+    options.startedAt,
+  );
   if (confirmation !== undefined && confirmation.kind !== 'proceed') {
     return holdPass(deps, loaded, digest, options, {
       state,
@@ -550,6 +564,7 @@ async function passAndCommit(
     executor,
     { state, nodes: read.nodes, leases, now },
     confirmations,
+    options.startedAt,
   );
   const masterDisruption = masterDisruptionAfter(
     pass.disruption.masterDisruption,
@@ -702,14 +717,22 @@ async function confirmLeasesBeforePass(
   meta: ClusterMeta,
   digest: HeartbeatDigest,
   input: PassInput,
+  startedAt: EpochMillis,
 ): Promise<LeaseConfirmation | undefined> {
-  const { config, observer } = deps;
+  const { config, observer, clock } = deps;
   if (!upstreamBehaviour(config.emulationVersion).leaseConfirmation) return undefined;
   const { state, nodes, leases, now } = input;
   const confirmation = await confirmLeases(deps, {
     written: meta.leaseWrittenVersion,
     digest,
-    candidates: () => nodesToMarkUnknown(state, { nodes, leases }, now, config, passOptions(deps)),
+    candidates: () =>
+      nodesToMarkUnknown(
+        state,
+        { nodes, leases },
+        now,
+        config,
+        passOptions(deps, 0, clock.now() - startedAt),
+      ),
   });
   if (confirmation.kind === 'proceed' && confirmation.cleared !== undefined) {
     observer.info('lease confirmation: the relay has caught up; node health updates resume', {
@@ -763,8 +786,9 @@ async function holdPass(
 function passOptions(
   deps: Pick<MonitorDeps, 'config' | 'registrationsPerPass' | 'markingLimit'>,
   spent = 0,
+  elapsedMs = 0,
 ): MonitorOptions {
-  const budget = passApiBudget(deps.config);
+  const budget = passApiBudget(deps.config, elapsedMs);
   const markingLimit = deps.markingLimit ?? {
     nodes: Math.max(1, Math.floor(budget / RequestsPerMarkingAtLeast)),
     requests: budget,
@@ -785,12 +809,14 @@ async function runPass(
   executor: DecidingExecutor,
   input: PassInput,
   spent: number,
+  startedAt: EpochMillis,
 ): Promise<{ pass: MonitorPassResult; passMs: number }> {
   const { config, clock } = deps;
   const { state, nodes, leases, now } = input;
   const passStarted = clock.now();
+  const options = passOptions(deps, spent, passStarted - startedAt);
   const pass: MonitorPassResult = await driveAsync(
-    monitorNodeHealth(state, { nodes, leases }, now, config, passOptions(deps, spent)),
+    monitorNodeHealth(state, { nodes, leases }, now, config, options),
     executor.execute,
   );
   return { pass, passMs: clock.now() - passStarted };

@@ -106,6 +106,45 @@ describe('registrations from the same budget', () => {
   });
 });
 
+describe('a pass whose load took long takes on less', () => {
+  /** A cold pass at `observedAt` whose full load takes `loadMs` of the functions' clock. */
+  async function coldPass(observedAt: EpochMillis, loadMs: number): Promise<MonitorOutcome> {
+    world.now = observedAt;
+    const stores = world.monitorDeps().stores;
+    const slowLoad = Object.create(stores.controllerState) as typeof stores.controllerState;
+    slowLoad.load = async (...args) => {
+      const loaded = await stores.controllerState.load(...args);
+      world.now += loadMs;
+      return loaded;
+    };
+    const probes = {
+      'a-1': t0 - 1_000,
+      'a-2': t0 - 1_000,
+      'a-3': t0 - 1_000,
+      'b-1': observedAt - 1_000,
+      'b-2': observedAt - 1_000,
+    };
+    return runMonitorPass(
+      world.monitorDeps({ stores: { ...stores, controllerState: slowLoad } }),
+      world.digest(++sequence, observedAt, probes),
+      {},
+    );
+  }
+
+  it.each([
+    // Budget: burst 4 + 20 s × 0.2 = 8 requests, 2 markings; after a 38 s load, 4 + 2 s × 0.2: 1.
+    { loadMs: 0, marked: 2 },
+    { loadMs: 38_000, marked: 1 },
+  ])('a $loadMs ms load: $marked of the 3 due nodes marked in the pass', async ({ loadMs, marked }) => {
+    world.config = testConfig({ kubeApiQps: 0.2, kubeApiBurst: 4 });
+    for (let at = t0; at < t0 + 55_000; at += 5_000)
+      expect(summary(await coldPass(at, 0)).waitingToMark).toBeUndefined();
+    const outcome = await coldPass(t0 + 55_000, loadMs);
+    expect(summary(outcome).waitingToMark).toBe(3 - marked);
+    expect(['a-1', 'a-2', 'a-3'].filter((n) => readyOf(n) === 'Unknown')).toHaveLength(marked);
+  });
+});
+
 describe('passApiBudget', () => {
   it.each([
     { qps: 20, burst: 30, budget: 430 },
@@ -119,6 +158,21 @@ describe('passApiBudget', () => {
   ])('is burst + 20 s at qps, at most 1,500: $qps / $burst → $budget', ({ qps, burst, grace, budget }) => {
     expect(
       passApiBudget({ kubeApiQps: qps, kubeApiBurst: burst, nodeMonitorGracePeriod: grace ?? 50_000 }),
+    ).toBe(budget);
+  });
+
+  it.each([
+    // A whole pass is 40 s at most (80% of the grace period): a long load leaves fewer seconds.
+    { elapsedMs: 3_000, budget: 430 },
+    { elapsedMs: 25_000, budget: 330 },
+    { elapsedMs: 30_000, budget: 230 },
+    // Nothing left: the burst alone.
+    { elapsedMs: 45_000, budget: 30 },
+    // A 20 s grace period: 16 s a pass, 8 of them requests.
+    { elapsedMs: 10_000, grace: 20_000, budget: 150 },
+  ])('less what the pass took so far: $elapsedMs ms → $budget', ({ elapsedMs, grace, budget }) => {
+    expect(
+      passApiBudget({ kubeApiQps: 20, kubeApiBurst: 30, nodeMonitorGracePeriod: grace ?? 50_000 }, elapsedMs),
     ).toBe(budget);
   });
 });
