@@ -23,18 +23,19 @@ afterEach(async () => {
 });
 
 /** Zone B renews before every digest; zone A renewed last just before t0. */
+const probesAt = (observedAt: EpochMillis): Record<string, EpochMillis> => ({
+  'a-1': t0 - 1_000,
+  'a-2': t0 - 1_000,
+  'a-3': t0 - 1_000,
+  'b-1': observedAt - 1_000,
+  'b-2': observedAt - 1_000,
+});
+
 async function pass(observedAt: EpochMillis, cache?: Map<string, LoadedState>): Promise<MonitorOutcome> {
   world.now = observedAt;
-  const probes = {
-    'a-1': t0 - 1_000,
-    'a-2': t0 - 1_000,
-    'a-3': t0 - 1_000,
-    'b-1': observedAt - 1_000,
-    'b-2': observedAt - 1_000,
-  };
   return runMonitorPass(
     world.monitorDeps({ markingLimit: { nodes: 2, requests: 1_000 } }),
-    world.digest(++sequence, observedAt, probes),
+    world.digest(++sequence, observedAt, probesAt(observedAt)),
     cache === undefined ? {} : { cache },
   );
 }
@@ -117,16 +118,9 @@ describe('a pass whose load took long takes on less', () => {
       world.now += loadMs;
       return loaded;
     };
-    const probes = {
-      'a-1': t0 - 1_000,
-      'a-2': t0 - 1_000,
-      'a-3': t0 - 1_000,
-      'b-1': observedAt - 1_000,
-      'b-2': observedAt - 1_000,
-    };
     return runMonitorPass(
       world.monitorDeps({ stores: { ...stores, controllerState: slowLoad } }),
-      world.digest(++sequence, observedAt, probes),
+      world.digest(++sequence, observedAt, probesAt(observedAt)),
       {},
     );
   }
