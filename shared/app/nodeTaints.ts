@@ -190,8 +190,9 @@ function sameView(a: NodeControllerSeen, b: NodeControllerSeen): boolean {
  * (recordClusterActions, or reportForeignWrites when active), then stores the event's view, conditional
  * on the one read: a concurrent invocation for a later version wins, one for an earlier version is
  * diffed again. Actions are recorded before the view moves, so a retry after a failure records them
- * again (the same node version, which the read-back counts once), never loses them. Returns the node copy read with the view (the one stored before).
- * Rows from before the view existed: the node copy is the base when it is older than the event.
+ * again (the same node version, which the read-back counts once), never loses them. Returns the node
+ * copy read with the view (the one stored before). Rows from before the view existed: the node copy is
+ * the base when it is older than the event.
  */
 async function observeNodeController(
   deps: NodeTaintsDeps,
@@ -205,6 +206,11 @@ async function observeNodeController(
     const read = await stores.nodes.getNodeControllerSeen(change.cluster, change.node.name, opts);
     if (attempt === 0) stored = read.node;
     if (read.seen !== undefined && !isLater(next.resourceVersion, read.seen.resourceVersion)) break;
+    // Unchanged (the common case: a label, a heartbeat post, a republish): nothing to record, and no
+    // write, which would cost the partition as much as the node copy's (a republish of 100,000 nodes).
+    // The view keeps its older resourceVersion; an event between the two is diffed against it, which
+    // records what that event shows the controller did, late rather than never.
+    if (read.seen !== undefined && sameView(read.seen, next)) break;
     const base =
       read.seen ??
       (read.node !== undefined &&
@@ -212,11 +218,6 @@ async function observeNodeController(
       isLater(next.resourceVersion, read.node.resourceVersion)
         ? nodeControllerView(read.node)
         : undefined);
-    // Unchanged (the common case: a label, a heartbeat post, a republish): nothing to record, and no
-    // write, which would cost the partition as much as the node copy's (a republish of 100,000 nodes).
-    // The view keeps its older resourceVersion; an event between the two is diffed against it, which
-    // records what that event shows the controller did, late rather than never.
-    if (read.seen !== undefined && sameView(read.seen, next)) break;
     const actions = nodeControllerActions(base, next, change.node.name, clock.now());
     if (actions.length > 0) {
       if (deps.config.dryRun) await recordClusterActions(deps, change.cluster, change.node, actions, opts);
