@@ -223,6 +223,11 @@ export interface MonitorPassSummary {
    * zone comes back); absent when none.
    */
   readonly healthRowsBehind?: number;
+  /**
+   * Zone queue entry changes waiting for the next commits (queueEntriesPerCommit, after a zone comes
+   * back); absent when none.
+   */
+  readonly queueEntriesBehind?: number;
   readonly drainerTriggered: boolean;
   /**
    * The pass was held by lease confirmation (v1.37, PR #138698): nothing decided, the digest's position
@@ -610,6 +615,7 @@ async function passAndCommit(
     waitingToMark: pass.waitingToMark,
     apiRequests: pass.apiRequests + confirmations,
     healthRowsBehind: committed.versions.pendingHealth?.length ?? 0,
+    queueEntriesBehind: [...committed.versions.zoneQueues.values()].reduce((n, v) => n + (v.behind ?? 0), 0),
   });
   // A steady pass is a debug line; one that did or saw something, and the first of each minute, are
   // info lines with the pass's metrics (docs/monitor.md#log-lines).
@@ -930,6 +936,7 @@ function passSummary(
     readonly waitingToMark?: number;
     readonly apiRequests?: number;
     readonly healthRowsBehind?: number;
+    readonly queueEntriesBehind?: number;
   },
 ): MonitorPassSummary {
   return {
@@ -953,6 +960,8 @@ function passSummary(
     ...(pass.apiRequests !== undefined && pass.apiRequests > 0 && { apiRequests: pass.apiRequests }),
     ...(pass.healthRowsBehind !== undefined &&
       pass.healthRowsBehind > 0 && { healthRowsBehind: pass.healthRowsBehind }),
+    ...(pass.queueEntriesBehind !== undefined &&
+      pass.queueEntriesBehind > 0 && { queueEntriesBehind: pass.queueEntriesBehind }),
   };
 }
 

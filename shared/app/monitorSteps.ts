@@ -329,6 +329,7 @@ export interface PassFigures {
   readonly attempts: number;
   readonly waitingToRegister?: number;
   readonly healthRowsBehind?: number;
+  readonly queueEntriesBehind?: number;
   readonly drainerTriggered: boolean;
   readonly heldBy?: string;
   readonly durationMs: number;
@@ -360,6 +361,7 @@ export function summaryReason(
     pass.attempts > 1 ||
     (pass.waitingToRegister ?? 0) > 0 ||
     (pass.healthRowsBehind ?? 0) > 0 ||
+    (pass.queueEntriesBehind ?? 0) > 0 ||
     pass.drainerTriggered ||
     pass.heldBy !== undefined ||
     pass.durationMs > period

@@ -147,6 +147,11 @@ export interface ZoneQueueVersion {
   /** The next insertion sequence number to hand out. */
   readonly nextSeq: number;
   readonly entries: ReadonlyMap<string, StoredQueueEntry>;
+  /**
+   * Entry changes of the committed queue not stored yet (StoreSettings.queueEntriesPerCommit): the next
+   * commit writes them even when the pass changes nothing. Absent: the stored entries are the queue's.
+   */
+  readonly behind?: number;
 }
 
 /**

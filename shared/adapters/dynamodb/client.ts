@@ -58,6 +58,12 @@ export interface StoreSettings {
    * pass: 33,000 rows of about 3 WRU each would be throttled, and the retried pass would start over.
    */
   readonly healthWritesPerCommit: number;
+  /**
+   * Queue entry rows a monitor commit writes per zone; more wait for the next commits, the queue's head
+   * first (zoneQueues.ts). A zone's entries share one partition, and a zone coming back forgets every
+   * node of its queue in one pass: 33,000 rows in one pass would be throttled.
+   */
+  readonly queueEntriesPerCommit: number;
 }
 
 export const DEFAULT_STORE_SETTINGS: StoreSettings = Object.freeze({
@@ -75,6 +81,9 @@ export const DEFAULT_STORE_SETTINGS: StoreSettings = Object.freeze({
   // About 600 WRU a commit, 120 WCU/s over a 5 s period: the partition's 1,000 WCU/s stays for
   // node-taints' node copies (up to 750 WCU/s at the relay's 250 events/s) and bursts.
   healthWritesPerCommit: 200,
+  // About 800 WRU in the zone's EvictionQueue partition and 250 in the Zones one (two claims of 400
+  // and their clears), 160 and 50 WCU/s over a 5 s period. Markings add at most a pass's API budget.
+  queueEntriesPerCommit: 800,
 });
 
 // ---------------------------------------------------------------------------------------------------

@@ -32,7 +32,10 @@ export interface ZoneStateWrite {
   readonly gauge: ZoneGaugeValues | undefined;
 }
 
-/** A zone queue the pass changed: committed by merging onto the stored one (zoneQueues.ts). */
+/**
+ * A zone queue the pass changed, or whose stored entries lag (ZoneQueueVersion.behind): committed by
+ * merging onto the stored one (zoneQueues.ts).
+ */
 export interface QueueWrite {
   readonly zone: string;
   readonly queue: RateLimitedTimedQueue;
@@ -87,7 +90,9 @@ export function planCommit(
   const zoneStateWrites = planZoneStateWrites(loaded, after);
   const queueWrites: QueueWrite[] = [];
   for (const [zone, queue] of after.state.zoneQueues) {
-    if (queue !== loaded.state.zoneQueues.get(zone)) queueWrites.push({ zone, queue });
+    // A queue whose last commit left entries for later is written even when the pass changed nothing.
+    const behind = (loaded.versions.zoneQueues.get(zone)?.behind ?? 0) > 0;
+    if (behind || queue !== loaded.state.zoneQueues.get(zone)) queueWrites.push({ zone, queue });
   }
   // Against the row as stored: a warm function's meta may run ahead of it (positionMayWait).
   const stored = loaded.versions.storedMeta ?? loaded.meta;

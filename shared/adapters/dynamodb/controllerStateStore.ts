@@ -368,7 +368,15 @@ export class DynamoDbControllerStateStore implements ControllerStateStore {
     for (const { zone, queue } of queueWrites) {
       const before = loaded.state.zoneQueues.get(zone);
       const snapshot = snapshotOf(zone, loaded.versions.zoneQueues.get(zone), before);
-      const written = await commitZoneQueueMerging(ctx, cluster, snapshot, before, queue, signal);
+      const written = await commitZoneQueueMerging(
+        ctx,
+        cluster,
+        snapshot,
+        before,
+        queue,
+        signal,
+        ctx.settings.queueEntriesPerCommit,
+      );
       zoneQueues.set(zone, written.queue);
       queueVersions.set(zone, versionOf(written.snapshot));
     }

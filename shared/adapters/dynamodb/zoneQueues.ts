@@ -346,9 +346,29 @@ function chunks<T>(items: readonly T[], size: number): T[][] {
 }
 
 /**
+ * The entry changes in the order they are written when not all fit in one commit: live entries before
+ * tombstones, each by their place in the queue (processAt, then seq). What waits is then mostly a
+ * recovered zone's forgotten nodes at the queue's tail, and a drainer that reads the stored queue meets
+ * the nodes still due first.
+ */
+function headFirst(ops: readonly QueueOp[]): QueueOp[] {
+  const rank = ({ entry }: QueueOp): [number, number, number] => [
+    entry.inSet ? 0 : 1,
+    entry.processAt ?? Number.POSITIVE_INFINITY,
+    entry.seq,
+  ];
+  return ops
+    .map((op) => ({ op, key: rank(op) }))
+    .sort((a, b) => a.key[0] - b.key[0] || a.key[1] - b.key[1] || a.key[2] - b.key[2])
+    .map(({ op }) => op);
+}
+
+/**
  * Writes `after` over `snapshot` if the zone's queue version is still the snapshot's (else
  * VersionConflictError, nothing written). Returns the new snapshot. More entry changes than
- * maxQueueOpsPerCommit are split over several versions, each a valid queue state.
+ * maxQueueOpsPerCommit are split over several versions, each a valid queue state. At most `limit` of
+ * them are written now (headFirst): the snapshot returned is what is stored, with `behind` the changes
+ * left, which the next write over it (diffQueue against that snapshot) picks up.
  */
 export async function writeZoneQueue(
   ctx: DynamoContext,
@@ -356,14 +376,19 @@ export async function writeZoneQueue(
   snapshot: ZoneQueueSnapshot,
   after: RateLimitedTimedQueue,
   signal: AbortSignal | undefined,
+  limit: number = Number.POSITIVE_INFINITY,
 ): Promise<ZoneQueueSnapshot> {
   const diff = diffQueue(snapshot, after);
-  if (diff.ops.length === 0 && !diff.limiterChanged && snapshot.version > 0) return snapshot;
+  if (diff.ops.length === 0 && !diff.limiterChanged && snapshot.version > 0) {
+    const { behind: _none, ...stored } = snapshot;
+    return stored;
+  }
   const { zone } = snapshot;
   const ref = zoneRowRef(ctx, cluster, zone);
   let version = snapshot.version;
   const entries = new Map(snapshot.entries);
-  for (const chunk of chunks(diff.ops, ctx.settings.maxQueueOpsPerCommit)) {
+  const ops = diff.ops.length > limit ? headFirst(diff.ops).slice(0, Math.max(0, limit)) : diff.ops;
+  for (const chunk of chunks(ops, ctx.settings.maxQueueOpsPerCommit)) {
     for (const op of chunk) entries.set(op.value, op.entry);
     const counts = queueCounts(entries);
     const now = ctx.clock.now();
@@ -402,7 +427,10 @@ export async function writeZoneQueue(
     version++;
     await applyOps(ctx, cluster, zone, chunk, version, signal);
   }
-  return remember(ctx, cluster, { ...diff.next, version });
+  if (ops.length === diff.ops.length) return remember(ctx, cluster, { ...diff.next, version });
+  const stored = { zone, version, nextSeq: diff.next.nextSeq, limiter: after.limiter, entries };
+  remember(ctx, cluster, stored);
+  return { ...stored, behind: diff.ops.length - ops.length };
 }
 
 /**
@@ -416,12 +444,17 @@ export async function commitZoneQueueMerging(
   loadedQueue: RateLimitedTimedQueue | undefined,
   after: RateLimitedTimedQueue,
   signal: AbortSignal | undefined,
+  /** Entry changes written now at most (writeZoneQueue): the snapshot says how many are left. */
+  limit: number = Number.POSITIVE_INFINITY,
 ): Promise<{ snapshot: ZoneQueueSnapshot; queue: RateLimitedTimedQueue }> {
   let current = snapshot;
   let target = after;
   for (let attempt = 0; ; attempt++) {
     try {
-      return { snapshot: await writeZoneQueue(ctx, cluster, current, target, signal), queue: target };
+      return {
+        snapshot: await writeZoneQueue(ctx, cluster, current, target, signal, limit),
+        queue: target,
+      };
     } catch (error) {
       if (!(error instanceof VersionConflictError) || attempt + 1 >= ctx.settings.conflictAttempts)
         throw error;
@@ -451,5 +484,6 @@ export function snapshotOf(
 }
 
 export function versionOf(snapshot: ZoneQueueSnapshot): ZoneQueueVersion {
-  return { version: snapshot.version, nextSeq: snapshot.nextSeq, entries: snapshot.entries };
+  const { version, nextSeq, entries, behind } = snapshot;
+  return { version, nextSeq, entries, ...(behind !== undefined && behind > 0 && { behind }) };
 }

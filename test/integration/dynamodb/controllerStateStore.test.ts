@@ -234,6 +234,60 @@ describe('ControllerStateStore', () => {
     expect(warm.meta.healthRowsBehind).toBeUndefined();
   });
 
+  it("a zone queue's entry changes are written queueEntriesPerCommit a commit, the queue's head first; the stored queue catches up on passes that change nothing", async () => {
+    const cluster = 'paced-queue';
+    const { scenario, committed } = await seed(cluster, 'taint');
+    const stores = db.stores({ settings: { queueEntriesPerCommit: 4, maxQueueOpsPerCommit: 3 } });
+    const [zone, queue] = [...committed.state.zoneQueues][0]!;
+    const added = ['x0', 'x1', 'x2', 'x3', 'x4', 'x5'];
+    const withQueue = (q: typeof queue): ControllerState => ({
+      ...committed.state,
+      zoneQueues: new Map([...committed.state.zoneQueues, [zone, q]]),
+    });
+    const storedValues = async () =>
+      (await db.stores().controllerState.load(cluster)).state.zoneQueues
+        .get(zone)
+        ?.queue.map((v) => v.value) ?? [];
+    const before = await storedValues();
+    // Six nodes queued at once, the later ones due later: the four due first are stored now.
+    const grown = added.reduce((q, v, i) => add(q, v, `uid-${v}`, scenario.now + i).queue, queue);
+    let warm = await stores.controllerState.commit(committed, {
+      state: withQueue(grown),
+      meta: meta(2, scenario.now),
+    });
+    expect(warm.versions.zoneQueues.get(zone)?.behind).toBe(2);
+    expect(warm.state.zoneQueues.get(zone)).toBe(grown); // the warm state is the whole queue
+    expect(await storedValues()).toEqual([...before, 'x0', 'x1', 'x2', 'x3']);
+    // A pass that changes nothing writes the rest.
+    warm = await stores.controllerState.commit(warm, {
+      state: warm.state,
+      meta: meta(3, scenario.now + 5_000),
+    });
+    expect(warm.versions.zoneQueues.get(zone)?.behind).toBeUndefined();
+    expect(await storedValues()).toEqual(grown.queue.map((v) => v.value));
+
+    // The zone comes back: all six leave the queue in one pass; the head's go first.
+    const shrunk = added.reduce((q, v) => remove(q, v).queue, grown);
+    warm = await stores.controllerState.commit(warm, {
+      state: withQueue(shrunk),
+      meta: meta(4, scenario.now + 10_000),
+    });
+    expect(warm.versions.zoneQueues.get(zone)?.behind).toBe(2);
+    expect(await storedValues()).toEqual([...before, 'x4', 'x5']);
+    // What another instance loads meanwhile: a whole queue, the tail still in it.
+    const other = db.stores();
+    const cold = await other.controllerState.load(cluster);
+    expect(cold.state.zoneQueues.get(zone)?.queue.map((v) => v.value)).toEqual([...before, 'x4', 'x5']);
+    warm = await stores.controllerState.commit(warm, {
+      state: warm.state,
+      meta: meta(5, scenario.now + 15_000),
+    });
+    expect(warm.versions.zoneQueues.get(zone)?.behind).toBeUndefined();
+    expect(await storedValues()).toEqual(before);
+    const reloaded = await db.stores().controllerState.load(cluster);
+    expect(reloaded.state.zoneQueues.get(zone)).toEqual(shrunk);
+  });
+
   it('of two commits from the same load, one gets VersionConflictError; retrying from a fresh read converges', async () => {
     const cluster = 'race';
     const { scenario, stores } = await seed(cluster, 'taint');

@@ -452,6 +452,7 @@ describe('summaryReason: when a pass is an info line with its metrics, and when 
     ['a lost race', { attempts: 2 }],
     ['nodes waiting to register', { waitingToRegister: 3 }],
     ['health rows still catching up', { healthRowsBehind: 120 }],
+    ['zone queue entries still catching up', { queueEntriesBehind: 800 }],
     ['the drainer started', { drainerTriggered: true }],
     ['held by lease confirmation', { heldBy: 'waiting' }],
     ['slower than the monitor period', { durationMs: config.nodeMonitorPeriod + 1 }],

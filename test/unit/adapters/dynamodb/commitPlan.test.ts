@@ -111,6 +111,14 @@ interface Case {
 }
 
 /** A warm function's LoadedState whose meta ran ahead of the stored row (digest 11 processed quietly). */
+/** The last commit wrote part of z1's queue changes (queueEntriesPerCommit). */
+const queueBehind: LoadedState = {
+  ...loaded,
+  versions: {
+    ...loaded.versions,
+    zoneQueues: new Map([['z1', { version: 2, nextSeq: 1, entries: new Map(), behind: 3 }]]),
+  },
+};
 const ahead: LoadedState = { ...loaded, meta: nextMeta, versions: { ...loaded.versions, storedMeta: meta } };
 const thirdMeta: ClusterMeta = {
   ...meta,
@@ -346,6 +354,29 @@ describe('planCommit: what a monitor commit writes', () => {
         fence: true,
         unchanged: false,
       },
+    },
+    {
+      name: 'a queue whose last commit left entries behind is planned though the pass did not change it',
+      from: queueBehind,
+      state: loaded.state,
+      want: {
+        ...nothing,
+        queueWrites: [{ zone: 'z1', queue: queueZ1 }],
+        fence: true,
+        unchanged: false,
+      },
+    },
+    {
+      name: 'a queue stored whole and not changed is not planned',
+      from: {
+        ...loaded,
+        versions: {
+          ...loaded.versions,
+          zoneQueues: new Map([['z1', { version: 2, nextSeq: 1, entries: new Map() }]]),
+        },
+      },
+      state: loaded.state,
+      want: nothing,
     },
     {
       name: 'a quiet pass that may wait: only the position moved, nothing written',
