@@ -46,7 +46,7 @@ import { planCommit, type ZoneStateWrite } from './commitPlan.js';
 import { decodeNodesItems, encodeHealthRow, type HealthRow } from './healthRows.js';
 import { parseItem } from './items.js';
 import { getNodesItem, NodeGroupSchema, nodeOfItem } from './nodeStore.js';
-import { toDomainQueue } from './queueState.js';
+import { mergeQueueChanges, toDomainQueue } from './queueState.js';
 import { NodesByChangeIndex } from './tables.js';
 import { commitZoneQueueMerging, readZoneQueue, snapshotOf, versionOf } from './zoneQueues.js';
 
@@ -451,8 +451,15 @@ export class DynamoDbControllerStateStore implements ControllerStateStore {
       const snapshot = await readZoneQueue(this.ctx, cluster, zone, row, signal);
       const queue = toDomainQueue(snapshot);
       if (queue === undefined) continue;
-      queues.set(zone, queue);
-      versions.set(zone, versionOf(snapshot));
+      // Another writer (a drainer's token) moved a queue this instance had only partly written: its
+      // change goes onto the queue this instance holds, so the entries still to write are not taken
+      // back from the table (and forgotten, and recorded as forgotten, a second time).
+      const pending =
+        known?.behind !== undefined && cached !== undefined
+          ? mergeQueueChanges(toDomainQueue(snapshotOf(zone, known, cached)), cached, queue)
+          : undefined;
+      queues.set(zone, pending ?? queue);
+      versions.set(zone, { ...versionOf(snapshot), ...(pending !== undefined && { behind: known?.behind }) });
     }
     return { queues, versions };
   }
