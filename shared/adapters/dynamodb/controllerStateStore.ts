@@ -87,6 +87,44 @@ function keepPendingHealth(full: LoadedState, previous: LoadedState): LoadedStat
   };
 }
 
+/**
+ * A zone queue read from the table, with the entry changes `previous` had not written yet
+ * (ZoneQueueVersion.behind) put back onto it: whatever another writer (a drainer's token) changed since
+ * is kept, and the nodes this instance forgot are not read back, forgotten and recorded a second time.
+ * undefined when nothing was behind, or the changes cannot be merged (the table's queue then stands).
+ */
+function withEntriesBehind(
+  zone: string,
+  previous: LoadedState,
+  read: RateLimitedTimedQueue,
+  readVersion: ZoneQueueVersion,
+): { queue: RateLimitedTimedQueue; version: ZoneQueueVersion } | undefined {
+  const known = previous.versions.zoneQueues.get(zone);
+  const held = previous.state.zoneQueues.get(zone);
+  if (known?.behind === undefined || held === undefined) return undefined;
+  const queue = mergeQueueChanges(toDomainQueue(snapshotOf(zone, known, held)), held, read);
+  return queue === undefined ? undefined : { queue, version: { ...readVersion, behind: known.behind } };
+}
+
+/** The full load, keeping the queue entries `previous` had not written yet (withEntriesBehind). */
+function keepEntriesBehind(full: LoadedState, previous: LoadedState): LoadedState {
+  let queues: Map<string, RateLimitedTimedQueue> | undefined;
+  let versions: Map<string, ZoneQueueVersion> | undefined;
+  for (const [zone, read] of full.state.zoneQueues) {
+    const readVersion = full.versions.zoneQueues.get(zone);
+    const kept = readVersion === undefined ? undefined : withEntriesBehind(zone, previous, read, readVersion);
+    if (kept === undefined) continue;
+    (queues ??= new Map(full.state.zoneQueues)).set(zone, kept.queue);
+    (versions ??= new Map(full.versions.zoneQueues)).set(zone, kept.version);
+  }
+  if (queues === undefined || versions === undefined) return full;
+  return {
+    ...full,
+    state: { ...full.state, zoneQueues: queues },
+    versions: { ...full.versions, zoneQueues: versions },
+  };
+}
+
 /** The meta without the store's own healthRowsBehind (each commit sets it anew). */
 function withoutBehind(meta: ClusterMeta): ClusterMeta {
   const { healthRowsBehind: _behind, ...rest } = meta;
@@ -229,9 +267,10 @@ export class DynamoDbControllerStateStore implements ControllerStateStore {
       const loaded = await this.load(cluster, opts);
       // The hourly safety net re-reads the rows, not what this function processed since they were
       // written. When no monitor committed since, a position still ahead of the row is kept, and so are
-      // the health entries of rows still lagging (pendingHealth), which the next commits write.
+      // the health entries of rows still lagging (pendingHealth) and the zone queue entries not yet
+      // written (behind), which the next commits write.
       if (loaded.versions.meta !== previous.versions.meta) return loaded;
-      const full = keepPendingHealth(loaded, previous);
+      const full = keepEntriesBehind(keepPendingHealth(loaded, previous), previous);
       if (previous.versions.storedMeta === undefined) return full;
       return {
         ...full,
@@ -451,15 +490,11 @@ export class DynamoDbControllerStateStore implements ControllerStateStore {
       const snapshot = await readZoneQueue(this.ctx, cluster, zone, row, signal);
       const queue = toDomainQueue(snapshot);
       if (queue === undefined) continue;
-      // Another writer (a drainer's token) moved a queue this instance had only partly written: its
-      // change goes onto the queue this instance holds, so the entries still to write are not taken
-      // back from the table (and forgotten, and recorded as forgotten, a second time).
-      const pending =
-        known?.behind !== undefined && cached !== undefined
-          ? mergeQueueChanges(toDomainQueue(snapshotOf(zone, known, cached)), cached, queue)
-          : undefined;
-      queues.set(zone, pending ?? queue);
-      versions.set(zone, { ...versionOf(snapshot), ...(pending !== undefined && { behind: known?.behind }) });
+      // Another writer (a drainer's token) moved a queue this instance had only partly written.
+      const kept =
+        previous === undefined ? undefined : withEntriesBehind(zone, previous, queue, versionOf(snapshot));
+      queues.set(zone, kept?.queue ?? queue);
+      versions.set(zone, kept?.version ?? versionOf(snapshot));
     }
     return { queues, versions };
   }

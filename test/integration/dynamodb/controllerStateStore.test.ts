@@ -293,6 +293,11 @@ describe('ControllerStateStore', () => {
     expect(refreshed.queue.map((v) => v.value)).toEqual(before);
     expect(refreshed.limiter).toEqual(token);
     expect(warm.versions.zoneQueues.get(zone)?.behind).toBe(2);
+    // So does the hourly full reload, no other monitor having committed.
+    const hourly = db.stores({ settings: { fullReloadEveryMs: 0 } });
+    warm = await hourly.controllerState.refresh(warm);
+    expect(warm.state.zoneQueues.get(zone)).toEqual(refreshed);
+    expect(warm.versions.zoneQueues.get(zone)?.behind).toBe(2);
     // The next commit writes the rest over the drainer's version.
     warm = await stores.controllerState.commit(warm, {
       state: warm.state,
