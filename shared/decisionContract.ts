@@ -86,6 +86,11 @@ export function zoneLabel(zoneKey: string): string {
   return formatZoneKey(zoneKey) || NoZoneLabel;
 }
 
+/** The subject of a zone's decisions, from its zone as people read it (zoneLabel; `-` for no zone). */
+export function zoneSubjectOfLabel(label: string): string {
+  return formatDecisionSubject({ kind: 'zone', zone: label === NoZoneLabel ? '' : label });
+}
+
 /** The subject of a zone's decisions, from its zone key (getZoneKey). */
 export function zoneSubject(zoneKey: string): string {
   return formatDecisionSubject({ kind: 'zone', zone: formatZoneKey(zoneKey) });
@@ -345,4 +350,59 @@ export function podOfDecision(d: Pick<DecisionRecord, 'inputs'>): PodRef | undef
 export function taintOfDecision(d: Pick<DecisionRecord, 'inputs'>): TaintInput | undefined {
   const taint = d.inputs?.taint;
   return typeof taint === 'string' ? parseTaintInput(taint) : undefined;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Mass decisions: the same queue decision about many nodes of a zone in one pass
+
+/**
+ * Above this many nodes of one zone given the same queue decision in one pass (a zone back from an
+ * outage dequeues all of its nodes at once; a zone whose kubelets all post NotReady enqueues them all),
+ * the decision is filed under the zone, not under each node: one row per this many nodes instead of one
+ * row each. 33,333 rows took a pass 21 s of conditional puts at 8 in flight; 34 rows take milliseconds.
+ */
+export const MassDecisionThreshold = 100;
+/** Node names per mass-decision row: 1,000 names of at most 253 characters stay under DynamoDB's 400 KB item. */
+export const MassDecisionNodesPerRow = 1000;
+
+const MassDecisionInputsSchema = z.object({
+  nodes: z.array(z.string()),
+  count: z.number().int().positive(),
+  part: z.number().int().positive(),
+  parts: z.number().int().positive(),
+});
+
+/**
+ * The rows of one mass decision: `names` in parts of MassDecisionNodesPerRow, each row's inputs the
+ * shared `inputs` plus `nodes` (its part of the names), `count` (all of them), `part` and `parts`.
+ *
+ * @example massDecisionInputs(['a-1', 'a-2'], { zoneState: 'Normal' }) // [{ zoneState: 'Normal', count: 2, part: 1, parts: 1, nodes: ['a-1', 'a-2'] }]
+ */
+export function massDecisionInputs(
+  names: readonly string[],
+  inputs: Readonly<Record<string, JsonValue>> = {},
+): Record<string, JsonValue>[] {
+  const parts = Math.ceil(names.length / MassDecisionNodesPerRow);
+  return Array.from({ length: parts }, (_, i) => ({
+    ...inputs,
+    count: names.length,
+    part: i + 1,
+    parts,
+    nodes: names.slice(i * MassDecisionNodesPerRow, (i + 1) * MassDecisionNodesPerRow),
+  }));
+}
+
+/**
+ * A zone's or the cluster's row as the decision about `node` it stands for, when it is a mass decision
+ * naming the node: the row with `node` as its subject and, for inputs, the shared ones plus `filedUnder`
+ * (the subject it is stored under) and `count`; undefined for any other row.
+ *
+ * @example massDecisionAbout(zoneRow, 'a-7')?.inputs // { zoneState: 'Normal', count: 33333, filedUnder: '#zone:eu-west-1:eu-west-1a' }
+ */
+export function massDecisionAbout<D extends DecisionRecord>(row: D, node: string): D | undefined {
+  if (parseDecisionSubject(row.node)?.kind === 'node') return undefined;
+  const parsed = MassDecisionInputsSchema.safeParse(row.inputs ?? {});
+  if (!parsed.success || !parsed.data.nodes.includes(node)) return undefined;
+  const { nodes: _nodes, part: _part, parts: _parts, ...shared } = row.inputs ?? {};
+  return { ...row, node, inputs: { ...shared, filedUnder: row.node } };
 }

@@ -5,14 +5,19 @@
 import { Command } from 'commander';
 import { z } from 'zod';
 import {
+  ClusterSubject,
   formatPodRef,
   formatTaintInput,
+  massDecisionAbout,
   podOfDecision,
   readWriteDecision,
+  zoneSubject,
+  zoneSubjectOfLabel,
   type TaintInput,
 } from '../../shared/decisionContract.js';
-import { NodeReady } from '../../shared/domain/types.js';
-import type { JsonValue, StoredDecision } from '../../shared/ports/stores.js';
+import { NodeReady, type Node } from '../../shared/domain/types.js';
+import { getZoneKey } from '../../shared/domain/zones.js';
+import type { DecisionStore, JsonValue, StoredDecision } from '../../shared/ports/stores.js';
 import { NodeNotFoundError, parseOptions } from '../errors.js';
 import { closeNames } from '../../shared/present/names.js';
 import {
@@ -331,6 +336,48 @@ export function renderExplain(report: ExplainReport, wide: boolean, paint: Paint
 }
 
 /**
+ * Where a node's mass decisions are filed (shared/decisionContract.ts): the cluster's subject, and the
+ * zone subjects of the zone it is in now and of the zones its own rows name (a node's zone label may
+ * have changed; a deleted node is in no zone now).
+ */
+export function massDecisionSubjects(own: readonly StoredDecision[], node: Node | undefined): string[] {
+  const subjects = new Set<string>();
+  if (node !== undefined) subjects.add(zoneSubject(getZoneKey(node.labels)));
+  for (const d of own) {
+    const zone = d.inputs?.zone;
+    if (typeof zone === 'string') subjects.add(zoneSubjectOfLabel(zone));
+  }
+  subjects.add(ClusterSubject);
+  return [...subjects];
+}
+
+/**
+ * The node's own rows and the mass decisions naming it, newest first, at most `limit`: when its own
+ * rows fill the limit, only mass decisions as recent as the oldest of them can be among the newest.
+ */
+export async function withMassDecisions(
+  decisions: DecisionStore,
+  cluster: string,
+  name: string,
+  own: readonly StoredDecision[],
+  node: Node | undefined,
+  limit: number,
+): Promise<StoredDecision[]> {
+  const since = own.length >= limit ? own.at(-1)?.at : undefined;
+  const filed = await Promise.all(
+    massDecisionSubjects(own, node).map((subject) =>
+      decisions.query(cluster, subject, { limit, newestFirst: true, ...(since !== undefined && { since }) }),
+    ),
+  );
+  const about = filed.flat().flatMap((row) => massDecisionAbout(row, name) ?? []);
+  if (about.length === 0) return [...own];
+  // Ids are `<ISO time>#<source>#<index>`: the order of the stored rows.
+  return [...own, ...about]
+    .sort((a, b) => b.at - a.at || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
+    .slice(0, limit);
+}
+
+/**
  * Reads the node's trail and prints verdict and trail. Returns the exit code.
  *
  * @example
@@ -340,15 +387,18 @@ export async function runExplain(options: ExplainOptions, io: CliIo): Promise<nu
   const target = await resolveTarget(options, io.env);
   // The table folds a write's intended row into its outcome: twice the rows make `limit` decisions.
   const folding = options.output === undefined;
+  const asked = folding ? Math.min(2 * options.limit, 2000) : options.limit;
   const trail = await withStores(target, io.env, async (stores) => {
-    const found = await stores.decisions.query(target.cluster, options.node, {
-      limit: folding ? Math.min(2 * options.limit, 2000) : options.limit,
+    const own = await stores.decisions.query(target.cluster, options.node, {
+      limit: asked,
       newestFirst: true,
     });
+    const stored = await stores.nodes.getNode(target.cluster, options.node);
+    const found = await withMassDecisions(stores.decisions, target.cluster, options.node, own, stored, asked);
     if (found.length > 0) return found;
     // No trail: a node the controller holds (its rows expired) is still an answer; an unknown name is
     // not. Only then is the whole state read, for names to suggest.
-    if ((await stores.nodes.getNode(target.cluster, options.node)) !== undefined) return found;
+    if (stored !== undefined) return found;
     const loaded = await stores.controllerState.load(target.cluster);
     const known = [...loaded.nodes.keys(), ...loaded.state.nodeHealth.keys()];
     if (known.includes(options.node)) return found;
@@ -373,8 +423,10 @@ twice, "intended" before it and its outcome after: the table folds the intended 
 so --limit counts decisions. A failed write that a retry within the minute then made (a 409 Conflict
 after a kubelet's status report, read again and written) shows "(retried: ok)" in yellow, not red.
 The table fits 160 columns: WHY is cut to fit. -o wide shows every row and every cell whole and adds
-the INPUTS the decision read. A node with no decisions and unknown to the controller is an
-error (exit 1), with the closest known names.
+the INPUTS the decision read. A queue decision the monitor took about more than 100 nodes of a zone
+in one pass (a zone back from an outage) is filed once under the zone: it shows in each node's trail,
+its inputs naming the subject it is filed under (filedUnder). A node with no decisions and unknown to
+the controller is an error (exit 1), with the closest known names.
 -o json|yaml: cluster, node, verdict, decisions[] {id, at, source, what, pod, result, why, inputs,
 dryRun}.
 

@@ -5,7 +5,14 @@
 // Subjects: the node, `#zone:<region:zone>` for zone states, `#cluster` for master disruption and
 // observation gaps (formats: shared/decisionContract.ts).
 import type { EvictionMode } from '../config.js';
-import { ClusterSubject, zoneLabel, zoneStateInputs, zoneSubject } from '../decisionContract.js';
+import {
+  ClusterSubject,
+  massDecisionInputs,
+  MassDecisionThreshold,
+  zoneLabel,
+  zoneStateInputs,
+  zoneSubject,
+} from '../decisionContract.js';
 import type { ControllerState } from '../domain/controllerState.js';
 import type { MonitorPassResult } from '../domain/monitorNodeHealth.js';
 import type { Observer } from '../ports/observer.js';
@@ -52,6 +59,29 @@ function membership(queue: RateLimitedTimedQueue | undefined): Membership {
   return { queued: new Set(queue?.queue.map((v) => v.value)), inSet: new Set(queue?.set) };
 }
 
+/** `names` by `key`, in the order each key first appears, each group in the order of `names`. */
+function groupBy(names: readonly string[], key: (name: string) => string): Map<string, string[]> {
+  const groups = new Map<string, string[]>();
+  for (const name of names) {
+    const k = key(name);
+    const group = groups.get(k);
+    if (group === undefined) groups.set(k, [name]);
+    else group.push(name);
+  }
+  return groups;
+}
+
+/** One decision about many nodes, filed under `subject` (a zone, or the cluster) in rows of names. */
+function massDrafts(
+  subject: string,
+  what: string,
+  why: string,
+  names: readonly string[],
+  shared: Readonly<Record<string, JsonValue>> = {},
+): DecisionDraft[] {
+  return massDecisionInputs(names, shared).map((inputs) => ({ node: subject, what, why, inputs }));
+}
+
 export interface PassDecisionsInput {
   readonly before: ControllerState;
   readonly pass: MonitorPassResult;
@@ -63,7 +93,9 @@ export interface PassDecisionsInput {
 /**
  * The non-write decisions of a pass, in a stable order: registrations and removals, queue changes per
  * zone (enqueued / dequeued for NoExecute tainting, or for pod eviction in legacy mode), zone state
- * transitions, and master disruption entered or left.
+ * transitions, and master disruption entered or left. More than MassDecisionThreshold nodes of a zone
+ * enqueued or dequeued in one pass (or removed from the cluster) are one decision filed under the zone
+ * (the cluster), in rows of names (shared/decisionContract.ts), which `nlc explain NODE` reads back.
  */
 export function passDecisions({
   before,
@@ -84,12 +116,12 @@ export function passDecisions({
       inputs: ctx(name),
     });
   }
-  for (const name of pass.removed) {
-    drafts.push({
-      node: name,
-      what: 'forget',
-      why: 'monitorNodeHealth: node gone from the node cache (RemovingNode); its health and queue entries are dropped',
-    });
+  const forgetWhy =
+    'monitorNodeHealth: node gone from the node cache (RemovingNode); its health and queue entries are dropped';
+  if (pass.removed.length > MassDecisionThreshold) {
+    drafts.push(...massDrafts(ClusterSubject, 'forget', forgetWhy, [...pass.removed].sort()));
+  } else {
+    for (const name of pass.removed) drafts.push({ node: name, what: 'forget', why: forgetWhy });
   }
 
   const purpose = evictionMode === 'taint' ? 'NoExecute tainting' : 'pod eviction';
@@ -99,41 +131,62 @@ export function passDecisions({
     const was = membership(before.zoneQueues.get(zone));
     const is = membership(pass.state.zoneQueues.get(zone));
     const zoneState = pass.state.zoneStates.get(zone) ?? before.zoneStates.get(zone) ?? 'Initial';
-    for (const name of [...is.queued].sort()) {
-      if (was.queued.has(name)) continue;
+    const decidedReady = (name: string): { observed: string; decided: string; current: string } => {
       const readiness = pass.readiness.get(name);
       const observed = readiness?.observed.status ?? 'none';
-      const decided = pass.taintDecidedOn === 'current' ? (readiness?.current?.status ?? 'none') : observed;
-      drafts.push({
-        node: name,
-        what: 'enqueue',
-        why:
-          evictionMode === 'taint'
-            ? `processTaintBaseEviction: ${pass.taintDecidedOn} Ready=${decided}: queued for NoExecute tainting, rate-limited in zone ${zoneLabel(zone)}`
-            : `processNoTaintBaseEviction: Ready=${observed} for longer than podEvictionTimeout: queued for pod eviction, rate-limited in zone ${zoneLabel(zone)}`,
-        inputs: {
-          ...ctx(name),
-          zoneState,
-          currentReady: readiness?.current?.status ?? 'none',
-          queueLength: is.queued.size,
-        },
-      });
+      const current = readiness?.current?.status ?? 'none';
+      return { observed, current, decided: pass.taintDecidedOn === 'current' ? current : observed };
+    };
+    const enqueued = [...is.queued].sort().filter((name) => !was.queued.has(name));
+    const enqueueWhy = (name: string): string => {
+      const { observed, decided } = decidedReady(name);
+      return evictionMode === 'taint'
+        ? `processTaintBaseEviction: ${pass.taintDecidedOn} Ready=${decided}: queued for NoExecute tainting, rate-limited in zone ${zoneLabel(zone)}`
+        : `processNoTaintBaseEviction: Ready=${observed} for longer than podEvictionTimeout: queued for pod eviction, rate-limited in zone ${zoneLabel(zone)}`;
+    };
+    if (enqueued.length > MassDecisionThreshold) {
+      const shared = { zone: zoneLabel(zone), zoneState, queueLength: is.queued.size };
+      for (const [why, names] of groupBy(enqueued, enqueueWhy))
+        drafts.push(...massDrafts(zoneSubject(zone), 'enqueue', why, names, shared));
+    } else {
+      for (const name of enqueued) {
+        drafts.push({
+          node: name,
+          what: 'enqueue',
+          why: enqueueWhy(name),
+          inputs: {
+            ...ctx(name),
+            zoneState,
+            currentReady: decidedReady(name).current,
+            queueLength: is.queued.size,
+          },
+        });
+      }
     }
-    for (const name of [...new Set([...was.queued, ...was.inSet])].sort()) {
-      if (is.inSet.has(name) || removed.has(name)) continue;
-      const readiness = pass.readiness.get(name);
-      const observed = readiness?.observed.status ?? 'none';
-      const decided = pass.taintDecidedOn === 'current' ? (readiness?.current?.status ?? 'none') : observed;
-      drafts.push({
-        node: name,
-        what: 'dequeue',
-        why: masterEnter
-          ? `handleDisruption: entering master disruption mode: removed from ${purpose}`
-          : evictionMode === 'taint'
-            ? `markNodeAsReachable: ${pass.taintDecidedOn} Ready=${decided}: removed from ${purpose}`
-            : `cancelPodEviction: observed Ready=${observed}: removed from ${purpose}`,
-        inputs: { ...ctx(name), wasQueued: was.queued.has(name) },
-      });
+    const dequeued = [...new Set([...was.queued, ...was.inSet])]
+      .sort()
+      .filter((name) => !is.inSet.has(name) && !removed.has(name));
+    const dequeueWhy = (name: string): string => {
+      const { observed, decided } = decidedReady(name);
+      return masterEnter
+        ? `handleDisruption: entering master disruption mode: removed from ${purpose}`
+        : evictionMode === 'taint'
+          ? `markNodeAsReachable: ${pass.taintDecidedOn} Ready=${decided}: removed from ${purpose}`
+          : `cancelPodEviction: observed Ready=${observed}: removed from ${purpose}`;
+    };
+    if (dequeued.length > MassDecisionThreshold) {
+      const shared = { zone: zoneLabel(zone), zoneState };
+      for (const [why, names] of groupBy(dequeued, dequeueWhy))
+        drafts.push(...massDrafts(zoneSubject(zone), 'dequeue', why, names, shared));
+    } else {
+      for (const name of dequeued) {
+        drafts.push({
+          node: name,
+          what: 'dequeue',
+          why: dequeueWhy(name),
+          inputs: { ...ctx(name), wasQueued: was.queued.has(name) },
+        });
+      }
     }
   }
 

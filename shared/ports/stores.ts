@@ -517,6 +517,8 @@ export interface DecisionQuery {
   readonly limit?: number;
   /** Newest first (default true). */
   readonly newestFirst?: boolean;
+  /** Only decisions decided at or after this instant. */
+  readonly since?: EpochMillis;
 }
 
 export interface DecisionStore {

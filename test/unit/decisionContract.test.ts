@@ -12,6 +12,10 @@ import {
   formatPodRef,
   formatTaintInput,
   formatTaintWithValueInput,
+  massDecisionAbout,
+  massDecisionInputs,
+  MassDecisionNodesPerRow,
+  MassDecisionThreshold,
   parseConditionInput,
   parseDecisionSubject,
   parsePodRef,
@@ -31,8 +35,16 @@ import {
 } from '../../shared/decisionContract.js';
 import { emptyControllerState } from '../../shared/domain/controllerState.js';
 import type { MonitorPassResult } from '../../shared/domain/monitorNodeHealth.js';
+import type { RateLimitedTimedQueue } from '../../shared/domain/rateLimitedTimedQueue.js';
 import { TaintNodeNotReady, TaintNodeUnreachable } from '../../shared/domain/taints.js';
-import { parsePodKey, podKey, type Pod, type TaintEffect } from '../../shared/domain/types.js';
+import { fakeNeverRateLimiter } from '../../shared/domain/tokenBucket.js';
+import {
+  parsePodKey,
+  podKey,
+  type NodeCondition,
+  type Pod,
+  type TaintEffect,
+} from '../../shared/domain/types.js';
 import { createZoneID, formatZoneKey } from '../../shared/domain/zones.js';
 import type { DecisionRecord, JsonValue } from '../../shared/ports/stores.js';
 import { nodeName } from '../helpers/eventArbitraries.js';
@@ -533,5 +545,210 @@ describe("the producers' output reads back", () => {
         evictionRate: 0.01,
       },
     });
+  });
+});
+
+describe('mass decisions: one queue decision about many nodes of a zone, filed under the zone', () => {
+  const zoneKey = createZoneID('eu-west-1', 'eu-west-1a');
+  const zone = '#zone:eu-west-1:eu-west-1a';
+  const names = (n: number, prefix = 'a-'): string[] =>
+    Array.from({ length: n }, (_, i) => `${prefix}${String(i).padStart(5, '0')}`);
+  const queueOf = (values: readonly string[]): RateLimitedTimedQueue => ({
+    queue: values.map((value) => ({ value, uid: `uid-${value}`, addedAt: 0, processAt: 0 })),
+    set: [...values],
+    limiter: fakeNeverRateLimiter,
+  });
+  const readyCondition = (status: NodeCondition['status']): NodeCondition => ({ type: 'Ready', status });
+
+  /** The decisions of a pass that moved zone-a's queue from `queuedBefore` to `queuedAfter`. */
+  function decide(opts: {
+    queuedBefore: readonly string[];
+    queuedAfter: readonly string[];
+    removed?: readonly string[];
+    readyNow?: ReadonlyMap<string, NodeCondition['status']>;
+  }): ReturnType<typeof passDecisions> {
+    const before = {
+      ...emptyControllerState(),
+      zoneStates: new Map([[zoneKey, 'Normal' as const]]),
+      zoneQueues: new Map([[zoneKey, queueOf(opts.queuedBefore)]]),
+    };
+    const readiness = new Map(
+      [...(opts.readyNow ?? [])].map(([name, status]) => [
+        name,
+        { observed: readyCondition(status), current: readyCondition(status) },
+      ]),
+    );
+    const pass: MonitorPassResult = {
+      state: { ...before, zoneQueues: new Map([[zoneKey, queueOf(opts.queuedAfter)]]) },
+      disruption: {
+        zoneStates: new Map([[zoneKey, 'Normal']]),
+        limiterSwaps: [],
+        masterDisruption: 'none',
+        transitions: [],
+        removedZones: [],
+        gauges: [],
+      },
+      registered: [],
+      waiting: 0,
+      waitingToMark: 0,
+      apiRequests: 0,
+      removed: [...(opts.removed ?? [])],
+      healthUpdateFailures: [],
+      readiness,
+      taintDecidedOn: 'current',
+      nodeCopies: new Map(),
+    };
+    return passDecisions({ before, pass, nodes: new Map(), evictionMode: 'taint', now: 0 });
+  }
+
+  it('massDecisionInputs parts the names, and massDecisionAbout reads each name back from its part', () => {
+    const all = names(2 * MassDecisionNodesPerRow + 5);
+    const rows = massDecisionInputs(all, { zone: 'eu-west-1:eu-west-1a' });
+    expect(rows.map((r) => [r.part, r.parts, r.count, (r.nodes as string[]).length])).toEqual([
+      [1, 3, all.length, MassDecisionNodesPerRow],
+      [2, 3, all.length, MassDecisionNodesPerRow],
+      [3, 3, all.length, 5],
+    ]);
+    const stored = rows.map((inputs, seq): DecisionRecord => ({
+      node: zone,
+      at: 7,
+      source: 'monitor',
+      what: 'dequeue',
+      why: 'w',
+      inputs,
+      seq,
+    }));
+    for (const name of [all[0], all[MassDecisionNodesPerRow], all.at(-1)]) {
+      if (name === undefined) throw new Error('no name');
+      const about = stored.flatMap((row) => massDecisionAbout(row, name) ?? []);
+      expect(about).toEqual([
+        {
+          node: name,
+          at: 7,
+          source: 'monitor',
+          what: 'dequeue',
+          why: 'w',
+          seq:
+            all.indexOf(name) < MassDecisionNodesPerRow
+              ? 0
+              : all.indexOf(name) < 2 * MassDecisionNodesPerRow
+                ? 1
+                : 2,
+          inputs: { zone: 'eu-west-1:eu-west-1a', count: all.length, filedUnder: zone },
+        },
+      ]);
+    }
+    expect(stored.flatMap((row) => massDecisionAbout(row, 'b-1') ?? [])).toEqual([]);
+  });
+
+  it("massDecisionAbout reads nothing from a node's own row or a row that is not a mass decision", () => {
+    const inputs = massDecisionInputs(['a-1', 'a-2'])[0] ?? {};
+    const row = { node: zone, at: 1, source: 'monitor', what: 'dequeue', why: 'w' };
+    expect(massDecisionAbout({ ...row, node: 'a-9', inputs }, 'a-1')).toBeUndefined();
+    expect(massDecisionAbout({ ...row, node: ClusterSubject, inputs }, 'a-1')).toMatchObject({ node: 'a-1' });
+    expect(massDecisionAbout({ ...row, inputs: { ...inputs, nodes: 'a-1' } }, 'a-1')).toBeUndefined();
+    expect(massDecisionAbout({ ...row, inputs: { ...inputs, count: 0 } }, 'a-1')).toBeUndefined();
+    expect(massDecisionAbout({ ...row, inputs: { nodes: ['a-1'] } }, 'a-1')).toBeUndefined();
+    expect(massDecisionAbout(row, 'a-1')).toBeUndefined();
+  });
+
+  it(`${MassDecisionThreshold} nodes dequeued in one pass are ${MassDecisionThreshold} rows, one more is one row under the zone`, () => {
+    const at = names(MassDecisionThreshold);
+    const perNode = decide({ queuedBefore: at, queuedAfter: [] });
+    expect(perNode.map((d) => d.node)).toEqual(at);
+    expect(perNode.every((d) => d.what === 'dequeue' && d.inputs?.wasQueued === true)).toBe(true);
+
+    const over = names(MassDecisionThreshold + 1);
+    const mass = decide({ queuedBefore: over, queuedAfter: [] });
+    expect(mass).toEqual([
+      {
+        node: zone,
+        what: 'dequeue',
+        why: 'markNodeAsReachable: current Ready=none: removed from NoExecute tainting',
+        inputs: {
+          zone: 'eu-west-1:eu-west-1a',
+          zoneState: 'Normal',
+          count: over.length,
+          part: 1,
+          parts: 1,
+          nodes: over,
+        },
+      },
+    ]);
+  });
+
+  it('a zone back from an outage: one decision per reason, in parts, naming every node once', () => {
+    const back = names(2 * MassDecisionNodesPerRow + 100);
+    const stillOut = names(50, 'z-');
+    const readyNow = new Map<string, NodeCondition['status']>([
+      ...back.map((n): [string, NodeCondition['status']] => [n, 'True']),
+      ...stillOut.map((n): [string, NodeCondition['status']] => [n, 'Unknown']),
+    ]);
+    // stillOut are dequeued too (upstream's Remove on another path): a second reason, fewer rows.
+    const drafts = decide({ queuedBefore: [...back, ...stillOut], queuedAfter: ['q-1'], readyNow });
+    const dequeues = drafts.filter((d) => d.what === 'dequeue');
+    expect(dequeues.map((d) => [d.node, d.why, d.inputs?.part, d.inputs?.parts, d.inputs?.count])).toEqual([
+      [zone, 'markNodeAsReachable: current Ready=True: removed from NoExecute tainting', 1, 3, back.length],
+      [zone, 'markNodeAsReachable: current Ready=True: removed from NoExecute tainting', 2, 3, back.length],
+      [zone, 'markNodeAsReachable: current Ready=True: removed from NoExecute tainting', 3, 3, back.length],
+      [
+        zone,
+        'markNodeAsReachable: current Ready=Unknown: removed from NoExecute tainting',
+        1,
+        1,
+        stillOut.length,
+      ],
+    ]);
+    for (const name of [...back, ...stillOut]) {
+      const about = dequeues.flatMap(
+        (row) => massDecisionAbout({ ...row, at: 0, source: 'monitor' }, name) ?? [],
+      );
+      expect(about).toHaveLength(1);
+    }
+    // The one node enqueued is below the threshold: its own row, with its context.
+    expect(drafts.filter((d) => d.what === 'enqueue')).toMatchObject([
+      { node: 'q-1', inputs: { queueLength: 1 } },
+    ]);
+  });
+
+  it('a zone whose nodes all turn NotReady in one pass: one enqueue decision under the zone, with the queue length', () => {
+    const out = names(MassDecisionThreshold + 20);
+    const readyNow = new Map(out.map((n): [string, NodeCondition['status']] => [n, 'False']));
+    const drafts = decide({ queuedBefore: [], queuedAfter: out, readyNow });
+    expect(drafts).toEqual([
+      {
+        node: zone,
+        what: 'enqueue',
+        why: 'processTaintBaseEviction: current Ready=False: queued for NoExecute tainting, rate-limited in zone eu-west-1:eu-west-1a',
+        inputs: {
+          zone: 'eu-west-1:eu-west-1a',
+          zoneState: 'Normal',
+          queueLength: out.length,
+          count: out.length,
+          part: 1,
+          parts: 1,
+          nodes: out,
+        },
+      },
+    ]);
+  });
+
+  it('many nodes removed from the cluster in one pass: one forget decision under the cluster', () => {
+    const gone = names(MassDecisionThreshold + 1);
+    const drafts = decide({ queuedBefore: gone, queuedAfter: [], removed: gone });
+    // Removed nodes are forgotten, not dequeued.
+    expect(drafts).toEqual([
+      {
+        node: ClusterSubject,
+        what: 'forget',
+        why: 'monitorNodeHealth: node gone from the node cache (RemovingNode); its health and queue entries are dropped',
+        inputs: { count: gone.length, part: 1, parts: 1, nodes: gone },
+      },
+    ]);
+    const few = decide({ queuedBefore: [], queuedAfter: [], removed: ['a-2', 'a-1'] });
+    expect(few.map((d) => [d.node, d.what])).toEqual([
+      ['a-2', 'forget'],
+      ['a-1', 'forget'],
+    ]);
   });
 });

@@ -85,6 +85,7 @@ export class DynamoDbDecisionStore implements DecisionStore {
   ): Promise<readonly StoredDecision[]> {
     const { ctx } = this;
     const limit = query.limit ?? 50;
+    const since = query.since === undefined ? undefined : isoString(query.since);
     const pk = decisionPartitionKey(cluster, node);
     const ref = { table: ctx.tables.decisions, key: { clusterNode: pk } };
     const found: StoredDecision[] = [];
@@ -98,9 +99,13 @@ export class DynamoDbDecisionStore implements DecisionStore {
           ctx.doc.send(
             new QueryCommand({
               TableName: ctx.tables.decisions,
-              KeyConditionExpression: '#pk = :pk',
-              ExpressionAttributeNames: { '#pk': 'clusterNode' },
-              ExpressionAttributeValues: { ':pk': pk },
+              // Sort keys start with the ISO instant, so they sort as the instants do.
+              KeyConditionExpression: since === undefined ? '#pk = :pk' : '#pk = :pk AND #sk >= :since',
+              ExpressionAttributeNames: {
+                '#pk': 'clusterNode',
+                ...(since !== undefined && { '#sk': 'timeSeq' }),
+              },
+              ExpressionAttributeValues: { ':pk': pk, ...(since !== undefined && { ':since': since }) },
               ScanIndexForward: query.newestFirst === false,
               Limit: limit - found.length,
               ...(startKey !== undefined && { ExclusiveStartKey: startKey }),

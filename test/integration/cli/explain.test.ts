@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import type { ExplainReport } from '../../../cli/commands/explain.js';
+import { massDecisionInputs } from '../../../shared/decisionContract.js';
 import { runCli, tableRow } from './helpers.js';
 import { CLUSTER, iso, PREFIX, seedStack, t0, type SeededStack } from './seed.js';
 
@@ -239,5 +240,77 @@ describe('nlc explain', () => {
     const missing = await runCli(['explain', ...target]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain("missing required argument 'NODE'");
+  });
+
+  it('reads a mass decision filed under the zone back into the trail of each node it names', async () => {
+    const stores = stack.db.stores();
+    const at = t0 + 600_000;
+    const zoneA = '#zone:region1:zone-a';
+    // m-7 is no node of the cluster (any more): only its own row names its zone.
+    await stores.decisions.append(CLUSTER, [
+      {
+        node: 'm-7',
+        at,
+        source: 'monitor',
+        what: 'enqueue',
+        why: 'processTaintBaseEviction: current Ready=Unknown: queued for NoExecute tainting, rate-limited in zone region1:zone-a',
+        inputs: { zone: 'region1:zone-a', queueLength: 1 },
+      },
+    ]);
+    // The zone back: 1,502 nodes dequeued in one pass, in two rows under the zone.
+    const names = ['a-4', 'm-7', ...Array.from({ length: 1500 }, (_, i) => `m-${1000 + i}`)].sort();
+    const back = 'markNodeAsReachable: current Ready=True: removed from NoExecute tainting';
+    const rows = massDecisionInputs(names, { zone: 'region1:zone-a', zoneState: 'Normal' });
+    expect(rows).toHaveLength(2);
+    await stores.decisions.append(
+      CLUSTER,
+      rows.map((inputs, seq) => ({
+        node: zoneA,
+        at: at + 5_000,
+        source: 'monitor',
+        what: 'dequeue',
+        why: back,
+        inputs,
+        seq,
+      })),
+    );
+
+    const json = JSON.parse(
+      (await runCli(['explain', 'm-7', ...target, '-o', 'json'])).stdout,
+    ) as ExplainReport;
+    expect(json.decisions.map((d) => [d.what, d.at])).toEqual([
+      ['dequeue', iso(at + 5_000)],
+      ['enqueue', iso(at)],
+    ]);
+    expect(json.decisions[0]?.inputs).toEqual({
+      zone: 'region1:zone-a',
+      zoneState: 'Normal',
+      count: names.length,
+      filedUnder: zoneA,
+    });
+    // The dequeue ends the queueing: the verdict no longer says the node waits for a taint.
+    expect(json.verdict).toBe(
+      `no NoExecute taint in force; last decision: dequeue at ${iso(at + 5_000)} by monitor (current Ready=True: removed from NoExecute tainting)`,
+    );
+    // Its own rows fill --limit 1: only mass decisions as recent are read, and the newest is kept.
+    const one = JSON.parse(
+      (await runCli(['explain', 'm-7', ...target, '--limit', '1', '-o', 'json'])).stdout,
+    ) as ExplainReport;
+    expect(one.decisions.map((d) => d.what)).toEqual(['dequeue']);
+
+    // a-4 has no row of its own: its zone comes from its labels.
+    const { code, stdout } = await runCli(['explain', 'a-4', ...target]);
+    expect(code).toBe(0);
+    expect(
+      stdout
+        .split('\n')
+        .filter(isRow)
+        .map((line) => line.split(/\s{2,}/).slice(0, 5)),
+    ).toEqual([[timeOf(iso(at + 5_000)), 'monitor', 'dequeue', '-', '-']]);
+    // A node the mass decision does not name is not in it.
+    const other = await runCli(['explain', 'a-3', ...target]);
+    expect(other.stdout).toBe(
+      'a-3: no decisions recorded for a-3 (rows expire 14 days after they are written)\n',
+    );
   });
 });

@@ -98,4 +98,20 @@ describe('DecisionStore', () => {
     expect(stored).toMatchObject({ node: '#cluster', expiresAt: wallClock / 1000 + 3600 });
     expect(stored).not.toHaveProperty('inputs');
   });
+
+  it('since: only the decisions at or after the instant, newest first and oldest first', async () => {
+    const stores = db.stores({ clock: { now: () => wallClock } });
+    await stores.decisions.append(
+      'since',
+      Array.from({ length: 10 }, (_, i) => decision('n1', i)),
+    );
+    const since = t0 + 6 * 5_000;
+    const newest = await stores.decisions.query('since', 'n1', { since, limit: 50 });
+    expect(newest.map((d) => d.at)).toEqual([9, 8, 7, 6].map((i) => t0 + i * 5_000));
+    const oldest = await stores.decisions.query('since', 'n1', { since, limit: 2, newestFirst: false });
+    expect(oldest.map((d) => d.at)).toEqual([t0 + 6 * 5_000, t0 + 7 * 5_000]);
+    // A millisecond after the last one: none; one before the first: all ten.
+    expect(await stores.decisions.query('since', 'n1', { since: t0 + 45_001 })).toEqual([]);
+    expect(await stores.decisions.query('since', 'n1', { since: t0 - 1 })).toHaveLength(10);
+  });
 });
