@@ -353,7 +353,8 @@ export function massDecisionSubjects(own: readonly StoredDecision[], node: Node 
 
 /**
  * The node's own rows and the mass decisions naming it, newest first, at most `limit`: when its own
- * rows fill the limit, only mass decisions as recent as the oldest of them can be among the newest.
+ * rows fill the limit, only mass decisions as recent as the oldest of them can be among the newest. The
+ * table filters a zone's rows by name, so a zone's other decisions, however many, hide none of them.
  */
 export async function withMassDecisions(
   decisions: DecisionStore,
@@ -366,7 +367,12 @@ export async function withMassDecisions(
   const since = own.length >= limit ? own.at(-1)?.at : undefined;
   const filed = await Promise.all(
     massDecisionSubjects(own, node).map((subject) =>
-      decisions.query(cluster, subject, { limit, newestFirst: true, ...(since !== undefined && { since }) }),
+      decisions.query(cluster, subject, {
+        limit,
+        newestFirst: true,
+        naming: name,
+        ...(since !== undefined && { since }),
+      }),
     ),
   );
   const about = filed.flat().flatMap((row) => massDecisionAbout(row, name) ?? []);

@@ -519,6 +519,11 @@ export interface DecisionQuery {
   readonly newestFirst?: boolean;
   /** Only decisions decided at or after this instant. */
   readonly since?: EpochMillis;
+  /**
+   * Only the mass decisions naming this node (their `inputs.nodes` holds it; shared/decisionContract.ts),
+   * filtered where the rows are stored: a zone's other rows are never sent.
+   */
+  readonly naming?: string;
 }
 
 export interface DecisionStore {

@@ -86,6 +86,7 @@ export class DynamoDbDecisionStore implements DecisionStore {
     const { ctx } = this;
     const limit = query.limit ?? 50;
     const since = query.since === undefined ? undefined : isoString(query.since);
+    const { naming } = query;
     const pk = decisionPartitionKey(cluster, node);
     const ref = { table: ctx.tables.decisions, key: { clusterNode: pk } };
     const found: StoredDecision[] = [];
@@ -101,13 +102,20 @@ export class DynamoDbDecisionStore implements DecisionStore {
               TableName: ctx.tables.decisions,
               // Sort keys start with the ISO instant, so they sort as the instants do.
               KeyConditionExpression: since === undefined ? '#pk = :pk' : '#pk = :pk AND #sk >= :since',
+              ...(naming !== undefined && { FilterExpression: 'contains(#inputs.#nodes, :node)' }),
               ExpressionAttributeNames: {
                 '#pk': 'clusterNode',
                 ...(since !== undefined && { '#sk': 'timeSeq' }),
+                ...(naming !== undefined && { '#inputs': 'inputs', '#nodes': 'nodes' }),
               },
-              ExpressionAttributeValues: { ':pk': pk, ...(since !== undefined && { ':since': since }) },
+              ExpressionAttributeValues: {
+                ':pk': pk,
+                ...(since !== undefined && { ':since': since }),
+                ...(naming !== undefined && { ':node': naming }),
+              },
               ScanIndexForward: query.newestFirst === false,
-              Limit: limit - found.length,
+              // Limit counts the rows read before a filter: with one, pages of 1 MB until enough match.
+              ...(naming === undefined && { Limit: limit - found.length }),
               ...(startKey !== undefined && { ExclusiveStartKey: startKey }),
               ReturnConsumedCapacity: 'TOTAL',
             }),
@@ -136,7 +144,7 @@ export class DynamoDbDecisionStore implements DecisionStore {
       }
       startKey = page.LastEvaluatedKey;
     } while (startKey !== undefined && found.length < limit);
-    return found;
+    return found.slice(0, limit);
   }
 
   /**

@@ -298,6 +298,26 @@ describe('nlc explain', () => {
     ) as ExplainReport;
     expect(one.decisions.map((d) => d.what)).toEqual(['dequeue']);
 
+    // Many newer rows of the zone (more than the 60 read for 30 decisions) hide none of it.
+    await stores.decisions.append(
+      CLUSTER,
+      Array.from({ length: 70 }, (_, i) => ({
+        node: zoneA,
+        at: at + 10_000 + i * 1_000,
+        source: 'monitor',
+        what: 'zoneState',
+        why: `handleDisruption: zone region1:zone-a ${i % 2 === 0 ? 'Normal → PartialDisruption' : 'PartialDisruption → Normal'}`,
+        inputs: {
+          from: i % 2 === 0 ? 'Normal' : 'PartialDisruption',
+          to: i % 2 === 0 ? 'PartialDisruption' : 'Normal',
+        },
+      })),
+    );
+    const later = JSON.parse(
+      (await runCli(['explain', 'm-7', ...target, '-o', 'json'])).stdout,
+    ) as ExplainReport;
+    expect(later.decisions.map((d) => d.what)).toEqual(['dequeue', 'enqueue']);
+
     // a-4 has no row of its own: its zone comes from its labels.
     const { code, stdout } = await runCli(['explain', 'a-4', ...target]);
     expect(code).toBe(0);

@@ -114,4 +114,33 @@ describe('DecisionStore', () => {
     expect(await stores.decisions.query('since', 'n1', { since: t0 + 45_001 })).toEqual([]);
     expect(await stores.decisions.query('since', 'n1', { since: t0 - 1 })).toHaveLength(10);
   });
+
+  it('naming: only the mass decisions whose nodes hold the name, the limit counting matches', async () => {
+    const stores = db.stores({ clock: { now: () => wallClock } });
+    const zone = '#zone:eu-west-1:eu-west-1a';
+    const row = (i: number, nodes: unknown): DecisionRecord => ({
+      node: zone,
+      at: t0 + i * 5_000,
+      source: 'monitor',
+      what: i % 2 === 0 ? 'dequeue' : 'zoneState',
+      why: 'w',
+      inputs: { nodes: nodes as string[], count: 2, part: 1, parts: 1 },
+    });
+    await stores.decisions.append('naming', [
+      row(0, ['n-1', 'n-2']),
+      row(1, ['n-3']),
+      ...Array.from({ length: 10 }, (_, i) => row(2 + i, ['n-10', 'n-11'])),
+      row(12, ['n-2', 'n-4']),
+      row(13, 'n-2'), // a string: contains matches it too (massDecisionAbout then takes it for no mass decision)
+      { node: zone, at: t0 + 14 * 5_000, source: 'monitor', what: 'zoneState', why: 'w' },
+    ]);
+    const named = await stores.decisions.query('naming', zone, { naming: 'n-2', limit: 50 });
+    expect(named.map((d) => d.at)).toEqual([t0 + 13 * 5_000, t0 + 12 * 5_000, t0]);
+    // The limit counts matches, not rows read: the two newest rows naming n-2.
+    const two = await stores.decisions.query('naming', zone, { naming: 'n-2', limit: 2 });
+    expect(two.map((d) => d.at)).toEqual([t0 + 13 * 5_000, t0 + 12 * 5_000]);
+    const since = await stores.decisions.query('naming', zone, { naming: 'n-2', since: t0 + 1 });
+    expect(since.map((d) => d.at)).toEqual([t0 + 13 * 5_000, t0 + 12 * 5_000]);
+    expect(await stores.decisions.query('naming', zone, { naming: 'n-9' })).toEqual([]);
+  });
 });
