@@ -71,15 +71,29 @@ function groupBy(names: readonly string[], key: (name: string) => string): Map<s
   return groups;
 }
 
-/** One decision about many nodes, filed under `subject` (a zone, or the cluster) in rows of names. */
-function massDrafts(
-  subject: string,
+/**
+ * The decision `what` about each of `names`: a row under each node, its inputs `inputsOf` it; or, above
+ * MassDecisionThreshold nodes, one mass decision per reason filed under `subject` (a zone, the cluster),
+ * in rows of names with the `shared` inputs.
+ */
+function decisionsAbout(
   what: string,
-  why: string,
   names: readonly string[],
-  shared: Readonly<Record<string, JsonValue>> = {},
+  whyOf: (name: string) => string,
+  mass: { readonly subject: string; readonly shared?: Readonly<Record<string, JsonValue>> },
+  inputsOf?: (name: string) => Record<string, JsonValue>,
 ): DecisionDraft[] {
-  return massDecisionInputs(names, shared).map((inputs) => ({ node: subject, what, why, inputs }));
+  if (names.length <= MassDecisionThreshold) {
+    return names.map((node) => ({
+      node,
+      what,
+      why: whyOf(node),
+      ...(inputsOf !== undefined && { inputs: inputsOf(node) }),
+    }));
+  }
+  return [...groupBy(names, whyOf)].flatMap(([why, group]) =>
+    massDecisionInputs(group, mass.shared).map((inputs) => ({ node: mass.subject, what, why, inputs })),
+  );
 }
 
 export interface PassDecisionsInput {
@@ -118,11 +132,7 @@ export function passDecisions({
   }
   const forgetWhy =
     'monitorNodeHealth: node gone from the node cache (RemovingNode); its health and queue entries are dropped';
-  if (pass.removed.length > MassDecisionThreshold) {
-    drafts.push(...massDrafts(ClusterSubject, 'forget', forgetWhy, [...pass.removed].sort()));
-  } else {
-    for (const name of pass.removed) drafts.push({ node: name, what: 'forget', why: forgetWhy });
-  }
+  drafts.push(...decisionsAbout('forget', pass.removed, () => forgetWhy, { subject: ClusterSubject }));
 
   const purpose = evictionMode === 'taint' ? 'NoExecute tainting' : 'pod eviction';
   const masterEnter = pass.disruption.masterDisruption === 'enter';
@@ -144,25 +154,23 @@ export function passDecisions({
         ? `processTaintBaseEviction: ${pass.taintDecidedOn} Ready=${decided}: queued for NoExecute tainting, rate-limited in zone ${zoneLabel(zone)}`
         : `processNoTaintBaseEviction: Ready=${observed} for longer than podEvictionTimeout: queued for pod eviction, rate-limited in zone ${zoneLabel(zone)}`;
     };
-    if (enqueued.length > MassDecisionThreshold) {
-      const shared = { zone: zoneLabel(zone), zoneState, queueLength: is.queued.size };
-      for (const [why, names] of groupBy(enqueued, enqueueWhy))
-        drafts.push(...massDrafts(zoneSubject(zone), 'enqueue', why, names, shared));
-    } else {
-      for (const name of enqueued) {
-        drafts.push({
-          node: name,
-          what: 'enqueue',
-          why: enqueueWhy(name),
-          inputs: {
-            ...ctx(name),
-            zoneState,
-            currentReady: decidedReady(name).current,
-            queueLength: is.queued.size,
-          },
-        });
-      }
-    }
+    drafts.push(
+      ...decisionsAbout(
+        'enqueue',
+        enqueued,
+        enqueueWhy,
+        {
+          subject: zoneSubject(zone),
+          shared: { zone: zoneLabel(zone), zoneState, queueLength: is.queued.size },
+        },
+        (name) => ({
+          ...ctx(name),
+          zoneState,
+          currentReady: decidedReady(name).current,
+          queueLength: is.queued.size,
+        }),
+      ),
+    );
     const dequeued = [...new Set([...was.queued, ...was.inSet])]
       .sort()
       .filter((name) => !is.inSet.has(name) && !removed.has(name));
@@ -174,20 +182,15 @@ export function passDecisions({
           ? `markNodeAsReachable: ${pass.taintDecidedOn} Ready=${decided}: removed from ${purpose}`
           : `cancelPodEviction: observed Ready=${observed}: removed from ${purpose}`;
     };
-    if (dequeued.length > MassDecisionThreshold) {
-      const shared = { zone: zoneLabel(zone), zoneState };
-      for (const [why, names] of groupBy(dequeued, dequeueWhy))
-        drafts.push(...massDrafts(zoneSubject(zone), 'dequeue', why, names, shared));
-    } else {
-      for (const name of dequeued) {
-        drafts.push({
-          node: name,
-          what: 'dequeue',
-          why: dequeueWhy(name),
-          inputs: { ...ctx(name), wasQueued: was.queued.has(name) },
-        });
-      }
-    }
+    drafts.push(
+      ...decisionsAbout(
+        'dequeue',
+        dequeued,
+        dequeueWhy,
+        { subject: zoneSubject(zone), shared: { zone: zoneLabel(zone), zoneState } },
+        (name) => ({ ...ctx(name), wasQueued: was.queued.has(name) }),
+      ),
+    );
   }
 
   const gauges = new Map(pass.disruption.gauges.map((g) => [g.zone, g]));
