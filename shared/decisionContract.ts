@@ -8,6 +8,7 @@
 // Readers never throw on a row: one that does not match (written by an older version, or by hand) reads
 // as undefined or as an error in words, and an entry of a list that does not parse is skipped, not the
 // whole row, as the consumers always did.
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { z } from 'zod';
 import type { ConditionStatus, PodKey, TaintEffect, ZoneState } from './domain/types.js';
 import { formatZoneKey } from './domain/zones.js';
@@ -358,15 +359,20 @@ export function taintOfDecision(d: Pick<DecisionRecord, 'inputs'>): TaintInput |
 /**
  * Above this many nodes of one zone given the same queue decision in one pass (a zone back from an
  * outage dequeues all of its nodes at once; a zone whose kubelets all post NotReady enqueues them all),
- * the decision is filed under the zone, not under each node: one row per this many nodes instead of one
- * row each. 33,333 rows took a pass 21 s of conditional puts at 8 in flight; 34 rows take milliseconds.
+ * the decision is filed under the zone, not under each node: one row per MassDecisionNodesPerRow nodes
+ * instead of one row each. 33,333 rows took a pass 21 s of conditional puts at 8 in flight.
  */
 export const MassDecisionThreshold = 100;
-/** Node names per mass-decision row: 1,000 names of at most 253 characters stay under DynamoDB's 400 KB item. */
+/**
+ * Node names per mass-decision row. The names are stored gzipped (`nodesGzip`): a zone's names share
+ * most of their characters (`ip-10-0-1-17.eu-west-1.compute.internal`: 42 bytes, about 3 gzipped), and
+ * every byte of a row is a write unit in the zone's one partition (1,000 WCU/s). 1,000 names of the
+ * longest (253 characters), incompressible, still fit DynamoDB's 400 KB item in base64.
+ */
 export const MassDecisionNodesPerRow = 1000;
 
 const MassDecisionInputsSchema = z.object({
-  nodes: z.array(z.string()),
+  nodesGzip: z.string(),
   count: z.number().int().positive(),
   part: z.number().int().positive(),
   parts: z.number().int().positive(),
@@ -374,9 +380,10 @@ const MassDecisionInputsSchema = z.object({
 
 /**
  * The rows of one mass decision: `names` in parts of MassDecisionNodesPerRow, each row's inputs the
- * shared `inputs` plus `nodes` (its part of the names), `count` (all of them), `part` and `parts`.
+ * shared `inputs` plus `nodesGzip` (its part of the names, one a line, gzipped, in base64), `count`
+ * (all of them), `part` and `parts`.
  *
- * @example massDecisionInputs(['a-1', 'a-2'], { zoneState: 'Normal' }) // [{ zoneState: 'Normal', count: 2, part: 1, parts: 1, nodes: ['a-1', 'a-2'] }]
+ * @example massDecisionInputs(['a-1', 'a-2'], { zoneState: 'Normal' }) // [{ zoneState: 'Normal', count: 2, part: 1, parts: 1, nodesGzip: 'H4sI…' }]
  */
 export function massDecisionInputs(
   names: readonly string[],
@@ -388,8 +395,25 @@ export function massDecisionInputs(
     count: names.length,
     part: i + 1,
     parts,
-    nodes: names.slice(i * MassDecisionNodesPerRow, (i + 1) * MassDecisionNodesPerRow),
+    nodesGzip: gzipSync(
+      names.slice(i * MassDecisionNodesPerRow, (i + 1) * MassDecisionNodesPerRow).join('\n'),
+    ).toString('base64'),
   }));
+}
+
+/**
+ * The node names of a mass-decision row (its part of them); undefined for a node's own row, a row that
+ * is no mass decision, or one whose names do not decode.
+ */
+export function massDecisionNodes(row: Pick<DecisionRecord, 'node' | 'inputs'>): string[] | undefined {
+  if (parseDecisionSubject(row.node)?.kind === 'node') return undefined;
+  const parsed = MassDecisionInputsSchema.safeParse(row.inputs ?? {});
+  if (!parsed.success) return undefined;
+  try {
+    return gunzipSync(Buffer.from(parsed.data.nodesGzip, 'base64')).toString('utf8').split('\n');
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -400,9 +424,7 @@ export function massDecisionInputs(
  * @example massDecisionAbout(zoneRow, 'a-7')?.inputs // { zoneState: 'Normal', count: 33333, filedUnder: '#zone:eu-west-1:eu-west-1a' }
  */
 export function massDecisionAbout<D extends DecisionRecord>(row: D, node: string): D | undefined {
-  if (parseDecisionSubject(row.node)?.kind === 'node') return undefined;
-  const parsed = MassDecisionInputsSchema.safeParse(row.inputs ?? {});
-  if (!parsed.success || !parsed.data.nodes.includes(node)) return undefined;
-  const { nodes: _nodes, part: _part, parts: _parts, ...shared } = row.inputs ?? {};
+  if (massDecisionNodes(row)?.includes(node) !== true) return undefined;
+  const { nodesGzip: _nodes, part: _part, parts: _parts, ...shared } = row.inputs ?? {};
   return { ...row, node, inputs: { ...shared, filedUnder: row.node } };
 }

@@ -336,6 +336,12 @@ export function renderExplain(report: ExplainReport, wide: boolean, paint: Paint
 }
 
 /**
+ * A subject's newest mass-decision rows read for one node: 60 decisions about a whole 33,000-node zone
+ * (34 rows each), a few KB a row.
+ */
+const MassRowsRead = 2000;
+
+/**
  * Where a node's mass decisions are filed (shared/decisionContract.ts): the cluster's subject, and the
  * zone subjects of the zone it is in now and of the zones its own rows name (a node's zone label may
  * have changed; a deleted node is in no zone now).
@@ -354,7 +360,7 @@ export function massDecisionSubjects(own: readonly StoredDecision[], node: Node 
 /**
  * The node's own rows and the mass decisions naming it, newest first, at most `limit`: when its own
  * rows fill the limit, only mass decisions as recent as the oldest of them can be among the newest. The
- * table filters a zone's rows by name, so a zone's other decisions, however many, hide none of them.
+ * table sends only a subject's mass decisions, so its other decisions, however many, hide none of them.
  */
 export async function withMassDecisions(
   decisions: DecisionStore,
@@ -368,9 +374,9 @@ export async function withMassDecisions(
   const filed = await Promise.all(
     massDecisionSubjects(own, node).map((subject) =>
       decisions.query(cluster, subject, {
-        limit,
+        limit: MassRowsRead,
         newestFirst: true,
-        naming: name,
+        massOnly: true,
         ...(since !== undefined && { since }),
       }),
     ),

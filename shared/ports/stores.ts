@@ -520,10 +520,10 @@ export interface DecisionQuery {
   /** Only decisions decided at or after this instant. */
   readonly since?: EpochMillis;
   /**
-   * Only the mass decisions naming this node (their `inputs.nodes` holds it; shared/decisionContract.ts),
-   * filtered where the rows are stored: a zone's other rows are never sent.
+   * Only mass decisions (rows with `inputs.nodesGzip`; shared/decisionContract.ts), filtered where the
+   * rows are stored: a zone's other rows are never sent, and `limit` counts mass decisions.
    */
-  readonly naming?: string;
+  readonly massOnly?: boolean;
 }
 
 export interface DecisionStore {

@@ -1,6 +1,7 @@
 // shared/decisionContract.ts: every format of the Decisions trail reads back what was written (a table of
 // cases, then a seeded sweep), malformed strings and rows read as undefined or an error (never a throw),
 // and what the producers record reads back to the values they were given.
+import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { passDecisions } from '../../shared/app/monitorReport.js';
@@ -14,6 +15,7 @@ import {
   formatTaintWithValueInput,
   massDecisionAbout,
   massDecisionInputs,
+  massDecisionNodes,
   MassDecisionNodesPerRow,
   MassDecisionThreshold,
   parseConditionInput,
@@ -559,6 +561,12 @@ describe('mass decisions: one queue decision about many nodes of a zone, filed u
     limiter: fakeNeverRateLimiter,
   });
   const readyCondition = (status: NodeCondition['status']): NodeCondition => ({ type: 'Ready', status });
+  /** A draft with its gzipped names read back as `nodes`, to compare whole. */
+  const decoded = (d: { node: string; inputs?: DecisionRecord['inputs'] }) => {
+    const { nodesGzip, ...inputs } = d.inputs ?? {};
+    expect(typeof nodesGzip).toBe('string');
+    return { ...d, inputs: { ...inputs, nodes: massDecisionNodes(d) ?? null } };
+  };
 
   /** The decisions of a pass that moved zone-a's queue from `queuedBefore` to `queuedAfter`. */
   function decide(opts: {
@@ -604,7 +612,9 @@ describe('mass decisions: one queue decision about many nodes of a zone, filed u
   it('massDecisionInputs parts the names, and massDecisionAbout reads each name back from its part', () => {
     const all = names(2 * MassDecisionNodesPerRow + 5);
     const rows = massDecisionInputs(all, { zone: 'eu-west-1:eu-west-1a' });
-    expect(rows.map((r) => [r.part, r.parts, r.count, (r.nodes as string[]).length])).toEqual([
+    expect(
+      rows.map((r) => [r.part, r.parts, r.count, massDecisionNodes({ node: zone, inputs: r })?.length]),
+    ).toEqual([
       [1, 3, all.length, MassDecisionNodesPerRow],
       [2, 3, all.length, MassDecisionNodesPerRow],
       [3, 3, all.length, 5],
@@ -641,14 +651,43 @@ describe('mass decisions: one queue decision about many nodes of a zone, filed u
     expect(stored.flatMap((row) => massDecisionAbout(row, 'b-1') ?? [])).toEqual([]);
   });
 
+  it("a row of the longest names, incompressible, stays under DynamoDB's 400 KB item", () => {
+    // 253 characters of a DNS subdomain, each from a hash: gzip finds next to nothing to share.
+    const alphabet = 'abcdefghijklmnopqrstuvwxyz0123456789';
+    const longest = Array.from({ length: MassDecisionNodesPerRow }, (_, i) => {
+      const bytes = Buffer.concat(
+        Array.from({ length: 8 }, (_, k) => createHash('sha256').update(`${i}/${k}`).digest()),
+      );
+      return Array.from(bytes.subarray(0, 253), (b) => alphabet.charAt(b % 36)).join('');
+    });
+    const [row, ...more] = massDecisionInputs(longest, { zone: 'eu-west-1:eu-west-1a', zoneState: 'Normal' });
+    expect(more).toEqual([]);
+    const bytes = Buffer.byteLength(JSON.stringify(row));
+    expect(bytes).toBeGreaterThan(200 * MassDecisionNodesPerRow); // little was shared
+    expect(bytes).toBeLessThan(400 * 1024 - 2048); // the key and the other attributes fit beside it
+    expect(massDecisionNodes({ node: zone, inputs: row })).toEqual(longest);
+  });
+
+  it('a zone of EKS names costs about 4 bytes a node', () => {
+    const eks = Array.from(
+      { length: MassDecisionNodesPerRow },
+      (_, i) => `ip-10-0-${i >> 8}-${i & 255}.eu-west-1.compute.internal`,
+    ).sort();
+    const [row] = massDecisionInputs(eks);
+    expect(Buffer.byteLength(JSON.stringify(row)) / eks.length).toBeLessThan(6);
+  });
+
   it("massDecisionAbout reads nothing from a node's own row or a row that is not a mass decision", () => {
     const inputs = massDecisionInputs(['a-1', 'a-2'])[0] ?? {};
     const row = { node: zone, at: 1, source: 'monitor', what: 'dequeue', why: 'w' };
     expect(massDecisionAbout({ ...row, node: 'a-9', inputs }, 'a-1')).toBeUndefined();
     expect(massDecisionAbout({ ...row, node: ClusterSubject, inputs }, 'a-1')).toMatchObject({ node: 'a-1' });
-    expect(massDecisionAbout({ ...row, inputs: { ...inputs, nodes: 'a-1' } }, 'a-1')).toBeUndefined();
+    expect(massDecisionAbout({ ...row, inputs: { ...inputs, nodesGzip: 'a-1' } }, 'a-1')).toBeUndefined();
+    expect(massDecisionAbout({ ...row, inputs: { ...inputs, nodesGzip: 7 } }, 'a-1')).toBeUndefined();
     expect(massDecisionAbout({ ...row, inputs: { ...inputs, count: 0 } }, 'a-1')).toBeUndefined();
     expect(massDecisionAbout({ ...row, inputs: { nodes: ['a-1'] } }, 'a-1')).toBeUndefined();
+    // A name is a whole line: a-1 is not a-10.
+    expect(massDecisionAbout({ ...row, inputs: massDecisionInputs(['a-10'])[0] }, 'a-1')).toBeUndefined();
     expect(massDecisionAbout(row, 'a-1')).toBeUndefined();
   });
 
@@ -660,7 +699,7 @@ describe('mass decisions: one queue decision about many nodes of a zone, filed u
 
     const over = names(MassDecisionThreshold + 1);
     const mass = decide({ queuedBefore: over, queuedAfter: [] });
-    expect(mass).toEqual([
+    expect(mass.map(decoded)).toEqual([
       {
         node: zone,
         what: 'dequeue',
@@ -715,7 +754,7 @@ describe('mass decisions: one queue decision about many nodes of a zone, filed u
     const out = names(MassDecisionThreshold + 20);
     const readyNow = new Map(out.map((n): [string, NodeCondition['status']] => [n, 'False']));
     const drafts = decide({ queuedBefore: [], queuedAfter: out, readyNow });
-    expect(drafts).toEqual([
+    expect(drafts.map(decoded)).toEqual([
       {
         node: zone,
         what: 'enqueue',
@@ -737,7 +776,7 @@ describe('mass decisions: one queue decision about many nodes of a zone, filed u
     const gone = names(MassDecisionThreshold + 1);
     const drafts = decide({ queuedBefore: gone, queuedAfter: [], removed: gone });
     // Removed nodes are forgotten, not dequeued.
-    expect(drafts).toEqual([
+    expect(drafts.map(decoded)).toEqual([
       {
         node: ClusterSubject,
         what: 'forget',

@@ -86,7 +86,7 @@ export class DynamoDbDecisionStore implements DecisionStore {
     const { ctx } = this;
     const limit = query.limit ?? 50;
     const since = query.since === undefined ? undefined : isoString(query.since);
-    const { naming } = query;
+    const filter = query.massOnly === true;
     const pk = decisionPartitionKey(cluster, node);
     const ref = { table: ctx.tables.decisions, key: { clusterNode: pk } };
     const found: StoredDecision[] = [];
@@ -102,20 +102,19 @@ export class DynamoDbDecisionStore implements DecisionStore {
               TableName: ctx.tables.decisions,
               // Sort keys start with the ISO instant, so they sort as the instants do.
               KeyConditionExpression: since === undefined ? '#pk = :pk' : '#pk = :pk AND #sk >= :since',
-              ...(naming !== undefined && { FilterExpression: 'contains(#inputs.#nodes, :node)' }),
+              ...(filter && { FilterExpression: 'attribute_exists(#inputs.#nodesGzip)' }),
               ExpressionAttributeNames: {
                 '#pk': 'clusterNode',
                 ...(since !== undefined && { '#sk': 'timeSeq' }),
-                ...(naming !== undefined && { '#inputs': 'inputs', '#nodes': 'nodes' }),
+                ...(filter && { '#inputs': 'inputs', '#nodesGzip': 'nodesGzip' }),
               },
               ExpressionAttributeValues: {
                 ':pk': pk,
                 ...(since !== undefined && { ':since': since }),
-                ...(naming !== undefined && { ':node': naming }),
               },
               ScanIndexForward: query.newestFirst === false,
               // Limit counts the rows read before a filter: with one, pages of 1 MB until enough match.
-              ...(naming === undefined && { Limit: limit - found.length }),
+              ...(!filter && { Limit: limit - found.length }),
               ...(startKey !== undefined && { ExclusiveStartKey: startKey }),
               ReturnConsumedCapacity: 'TOTAL',
             }),

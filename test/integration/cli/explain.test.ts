@@ -298,7 +298,7 @@ describe('nlc explain', () => {
     ) as ExplainReport;
     expect(one.decisions.map((d) => d.what)).toEqual(['dequeue']);
 
-    // Many newer rows of the zone (more than the 60 read for 30 decisions) hide none of it.
+    // Newer rows of the zone (more than the 60 read for 30 decisions) hide none of it.
     await stores.decisions.append(
       CLUSTER,
       Array.from({ length: 70 }, (_, i) => ({

@@ -1,6 +1,7 @@
 // DecisionStore against dynalite: append-only conditional puts, idempotent re-appends, a different
 // decision under a taken key kept beside the first, query newest first, TTL attribute.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { massDecisionInputs, massDecisionNodes } from '../../../shared/decisionContract.js';
 import type { DecisionRecord } from '../../../shared/ports/stores.js';
 import { startDynamoDb, type DynamoFixture } from '../../helpers/dynamodb.js';
 import { t } from '../../helpers/fakeCluster.js';
@@ -115,32 +116,40 @@ describe('DecisionStore', () => {
     expect(await stores.decisions.query('since', 'n1', { since: t0 - 1 })).toHaveLength(10);
   });
 
-  it('naming: only the mass decisions whose nodes hold the name, the limit counting matches', async () => {
+  it('massOnly: only the mass decisions, the limit counting them, not the rows read', async () => {
     const stores = db.stores({ clock: { now: () => wallClock } });
     const zone = '#zone:eu-west-1:eu-west-1a';
-    const row = (i: number, nodes: unknown): DecisionRecord => ({
+    const row = (i: number, inputs?: DecisionRecord['inputs']): DecisionRecord => ({
       node: zone,
       at: t0 + i * 5_000,
       source: 'monitor',
-      what: i % 2 === 0 ? 'dequeue' : 'zoneState',
+      what: inputs === undefined ? 'zoneState' : 'dequeue',
       why: 'w',
-      inputs: { nodes: nodes as string[], count: 2, part: 1, parts: 1 },
+      ...(inputs !== undefined && { inputs }),
     });
-    await stores.decisions.append('naming', [
-      row(0, ['n-1', 'n-2']),
-      row(1, ['n-3']),
-      ...Array.from({ length: 10 }, (_, i) => row(2 + i, ['n-10', 'n-11'])),
-      row(12, ['n-2', 'n-4']),
-      row(13, 'n-2'), // a string: contains matches it too (massDecisionAbout then takes it for no mass decision)
-      { node: zone, at: t0 + 14 * 5_000, source: 'monitor', what: 'zoneState', why: 'w' },
+    const [mass] = massDecisionInputs(['n-1', 'n-2']);
+    await stores.decisions.append('mass', [
+      row(0, mass),
+      ...Array.from({ length: 10 }, (_, i) => row(1 + i, { from: 'Normal', to: 'PartialDisruption' })),
+      row(11, mass),
+      row(12),
+      row(13, mass),
+      row(14, { nodes: ['n-1'] }),
     ]);
-    const named = await stores.decisions.query('naming', zone, { naming: 'n-2', limit: 50 });
-    expect(named.map((d) => d.at)).toEqual([t0 + 13 * 5_000, t0 + 12 * 5_000, t0]);
-    // The limit counts matches, not rows read: the two newest rows naming n-2.
-    const two = await stores.decisions.query('naming', zone, { naming: 'n-2', limit: 2 });
-    expect(two.map((d) => d.at)).toEqual([t0 + 13 * 5_000, t0 + 12 * 5_000]);
-    const since = await stores.decisions.query('naming', zone, { naming: 'n-2', since: t0 + 1 });
-    expect(since.map((d) => d.at)).toEqual([t0 + 13 * 5_000, t0 + 12 * 5_000]);
-    expect(await stores.decisions.query('naming', zone, { naming: 'n-9' })).toEqual([]);
+    const all = await stores.decisions.query('mass', zone, { massOnly: true, limit: 50 });
+    expect(all.map((d) => d.at)).toEqual([13, 11, 0].map((i) => t0 + i * 5_000));
+    expect(all.map((d) => massDecisionNodes(d))).toEqual([0, 1, 2].map(() => ['n-1', 'n-2']));
+    // The limit counts mass decisions: the two newest, past the rows that are not.
+    const two = await stores.decisions.query('mass', zone, { massOnly: true, limit: 2 });
+    expect(two.map((d) => d.at)).toEqual([t0 + 13 * 5_000, t0 + 11 * 5_000]);
+    const oldest = await stores.decisions.query('mass', zone, {
+      massOnly: true,
+      limit: 1,
+      newestFirst: false,
+    });
+    expect(oldest.map((d) => d.at)).toEqual([t0]);
+    const since = await stores.decisions.query('mass', zone, { massOnly: true, since: t0 + 1 });
+    expect(since.map((d) => d.at)).toEqual([t0 + 13 * 5_000, t0 + 11 * 5_000]);
+    expect(await stores.decisions.query('mass', zone, { massOnly: false })).toHaveLength(15);
   });
 });
